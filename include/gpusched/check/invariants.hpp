@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The invariant checker: recomputes, from the ledger's records alone, what every GPU, MIG slot,
+/// node CPU and memory should have free, and compares with the cluster's state. For users'
+/// tests, the simulator's debug mode, and our property tests.
+///
+/// Checked: no GPU share, MIG slot, CPU or memory is over-committed; cluster free amounts and
+/// caches (free whole GPUs, totals) equal capacity minus what the ledger records; every running
+/// gang is whole (each group runs between its minimum and its count, every task's grants match
+/// its request, on its own node, on an allowed model). O(nodes + GPUs + running tasks).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpusched/cluster/cluster.hpp"
+#include "gpusched/config.hpp"
+#include "gpusched/workload/ledger.hpp"
+
+GPUSCHED_BEGIN_NAMESPACE
+
+/// @brief What the checker found; `ok()` when nothing.
+struct invariant_report {
+  std::vector<std::string> violations;
+  [[nodiscard]] bool ok() const noexcept { return violations.empty(); }
+  /// All violations, one per line.
+  [[nodiscard]] std::string to_string() const {
+    std::string s;
+    for (const auto& v : violations) s += v + "\n";
+    return s;
+  }
+};
+
+namespace detail {
+inline bool grant_matches(const task_request& r, const task_allocation& a, const cluster& c) {
+  if (a.cpu != r.cpu || a.memory != r.memory) return false;
+  switch (r.gpu.kind) {
+    case gpu_demand_kind::none:
+      return a.gpus.empty();
+    case gpu_demand_kind::whole:
+      if (a.gpus.size() != static_cast<std::size_t>(r.gpu.count.value())) return false;
+      for (const auto& g : a.gpus) {
+        if (g.milli != whole_gpu_milli || g.mig_slots != 0) return false;
+      }
+      return true;
+    case gpu_demand_kind::share:
+      return a.gpus.size() == 1 && a.gpus[0].milli == r.gpu.share && a.gpus[0].mig_slots == 0;
+    case gpu_demand_kind::mig: {
+      if (a.gpus.size() != 1 || a.gpus[0].milli != milli_gpu{0}) return false;
+      const auto& s = c.gpu(a.gpus[0].gpu);
+      const mig_profile* p =
+          c.catalog()[s.model].mig.find(r.gpu.mig_compute, r.gpu.mig_memory, a.gpus[0].media);
+      if (p == nullptr) return false;
+      for (unsigned st = 0; st < 8; ++st) {
+        if (((p->placement_starts >> st) & 1u) != 0 && p->slots_at(st) == a.gpus[0].mig_slots)
+          return true;
+      }
+      return false;
+    }
+  }
+  return false;
+}
+}  // namespace detail
+
+/// Checks every invariant of `book`; see the file documentation.
+[[nodiscard]] inline invariant_report check_invariants(const ledger& book) {
+  invariant_report rep;
+  const cluster& c = book.state();
+  auto fail = [&](std::string s) { rep.violations.push_back(std::move(s)); };
+  std::vector<std::int64_t> milli(c.gpu_count(), 0);
+  std::vector<mig_slot_mask> slots(c.gpu_count(), 0);
+  std::vector<int> instances(c.gpu_count(), 0), media(c.gpu_count(), 0);
+  std::vector<cpu_millis> cpu(c.node_count());
+  std::vector<memory_mib> mem(c.node_count());
+
+  for (const auto& r : book.running()) {
+    const std::string jw = "job " + std::to_string(r.spec.id.value());
+    std::vector<std::int32_t> per_group(r.spec.groups.size(), 0);
+    for (const auto& t : r.tasks) {
+      if (t.group >= r.spec.groups.size()) {
+        fail(jw + ": task with group " + std::to_string(t.group) + " out of range");
+        continue;
+      }
+      ++per_group[t.group];
+      if (t.node.value() >= c.node_count()) {
+        fail(jw + ": task on unknown node position " + std::to_string(t.node.value()));
+        continue;
+      }
+      const auto& req = r.spec.groups[t.group].request;
+      if (!detail::grant_matches(req, t, c)) {
+        fail(jw + " group " + std::to_string(t.group) + ": allocation does not match request");
+      }
+      cpu[t.node.value()] += t.cpu;
+      mem[t.node.value()] += t.memory;
+      const auto lo = c.first_gpu(t.node).value();
+      const auto hi = lo + c.gpus(t.node).size();
+      for (const auto& g : t.gpus) {
+        const auto gi = g.gpu.value();
+        if (gi < lo || gi >= hi) {
+          fail(jw + ": grant on GPU " + std::to_string(gi) + " not on its node");
+          continue;
+        }
+        if (req.gpu.kind != gpu_demand_kind::none &&
+            !req.allowed_models.admits(c.gpu(g.gpu).model)) {
+          fail(jw + ": GPU " + std::to_string(gi) + " is of a model the request excludes");
+        }
+        milli[gi] += g.milli.value();
+        if ((slots[gi] & g.mig_slots) != 0) {
+          fail(jw + ": MIG slots of GPU " + std::to_string(gi) + " granted twice");
+        }
+        slots[gi] = static_cast<mig_slot_mask>(slots[gi] | g.mig_slots);
+        if (g.mig_slots != 0) ++instances[gi];
+        if (g.media) ++media[gi];
+      }
+    }
+    for (std::size_t g = 0; g < per_group.size(); ++g) {
+      const auto& grp = r.spec.groups[g];
+      if (per_group[g] < grp.minimum() || per_group[g] > grp.count) {
+        fail(jw + " group '" + grp.name + "': runs " + std::to_string(per_group[g]) +
+             " tasks, outside " + std::to_string(grp.minimum()) + ".." + std::to_string(grp.count) +
+             " (gang not whole)");
+      }
+    }
+  }
+
+  std::int64_t free_whole_total = 0;
+  cpu_millis cpu_total{};
+  memory_mib mem_total{};
+  for (node_index n : c.nodes()) {
+    const auto& nm = c.name(n);
+    if (cpu[n.value()] > c.cpu_capacity(n)) fail("node " + nm + ": CPU over-committed");
+    if (mem[n.value()] > c.memory_capacity(n)) fail("node " + nm + ": memory over-committed");
+    if (c.cpu_free(n) != c.cpu_capacity(n) - cpu[n.value()])
+      fail("node " + nm + ": CPU free mismatch");
+    if (c.memory_free(n) != c.memory_capacity(n) - mem[n.value()])
+      fail("node " + nm + ": memory free mismatch");
+    cpu_total += c.cpu_free(n);
+    mem_total += c.memory_free(n);
+    int whole = 0;
+    const auto lo = c.first_gpu(n).value();
+    for (std::size_t k = 0; k < c.gpus(n).size(); ++k) {
+      const auto gi = lo + k;
+      const auto& g = c.gpu(gpu_index{static_cast<gpu_index::rep>(gi)});
+      const std::string gw = "node " + nm + " gpu" + std::to_string(k);
+      if (milli[gi] > whole_gpu_milli.value()) fail(gw + ": share over-committed");
+      if (g.mig_enabled) {
+        if (milli[gi] != 0) fail(gw + ": share granted on a MIG GPU");
+        if (g.mig_used != slots[gi]) fail(gw + ": MIG slot occupancy mismatch");
+        if (g.mig_instances != instances[gi]) fail(gw + ": MIG instance count mismatch");
+        if (media[gi] > 1) fail(gw + ": more than one +me instance");
+      } else {
+        if (slots[gi] != 0) fail(gw + ": MIG slots granted on a non-MIG GPU");
+        if (g.free.value() != whole_gpu_milli.value() - milli[gi])
+          fail(gw + ": free share mismatch");
+        whole += g.whole_free() ? 1 : 0;
+      }
+    }
+    if (whole != c.free_whole_gpus(n)) fail("node " + nm + ": free whole GPU cache mismatch");
+    free_whole_total += whole;
+  }
+  if (free_whole_total != c.total_free_whole_gpus()) fail("cluster: free whole GPU total mismatch");
+  if (cpu_total != c.total_free_cpu()) fail("cluster: free CPU total mismatch");
+  if (mem_total != c.total_free_memory()) fail("cluster: free memory total mismatch");
+  return rep;
+}
+
+GPUSCHED_END_NAMESPACE

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The cluster: nodes with GPUs (model, free milli share, MIG slot occupancy), CPU, memory,
+/// labels and a topology handle; plus indexes that answer first-fit queries in O(log n).
+///
+/// State changes only through the `ledger` (see `workload/ledger.hpp`), which applies and undoes
+/// `task_allocation`s; everybody else sees a `const cluster&`.
+#pragma once
+
+#include <algorithm>  // std::max
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>  // std::move, std::pair
+#include <vector>
+
+#include "gpusched/cluster/allocation.hpp"
+#include "gpusched/config.hpp"
+#include "gpusched/core/error.hpp"
+#include "gpusched/core/ids.hpp"
+#include "gpusched/core/quantity.hpp"
+#include "gpusched/detail/max_tree.hpp"
+#include "gpusched/resource/gpu_model.hpp"
+#include "gpusched/resource/request.hpp"
+
+GPUSCHED_BEGIN_NAMESPACE
+
+/// @brief Description of one node, as given to the `cluster` constructor.
+struct node_spec {
+  node_id id;
+  std::string name;
+  std::string gpu_model;     ///< catalog name; may be empty when `gpus == 0`
+  int gpus = 0;              ///< 0..max_gpus_per_node
+  bool mig_enabled = false;  ///< GPUs in MIG mode serve only MIG demands
+  cpu_millis cpu{};
+  memory_mib memory{};
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::uint32_t topology = 0;  ///< handle into a topology description (0: none)
+};
+
+/// @brief The state of one GPU.
+struct gpu_state {
+  gpu_model_id model;
+  node_index node;
+  milli_gpu free = whole_gpu_milli;  ///< unallocated share (non-MIG mode)
+  mig_slot_mask mig_used = 0;        ///< occupied MIG memory slices (MIG mode)
+  std::uint8_t mig_instances = 0;    ///< MIG instances on this GPU
+  bool mig_media_used = false;       ///< a `+me` instance exists
+  bool mig_enabled = false;
+
+  /// Whole and idle: can be granted as a whole GPU.
+  [[nodiscard]] constexpr bool whole_free() const noexcept {
+    return !mig_enabled && free == whole_gpu_milli;
+  }
+};
+
+/// @brief Nodes and GPUs with their free capacity, in struct-of-arrays form, plus indexes.
+///
+/// Construction validates every node (@throws invalid_value_error naming node and field:
+/// duplicate id or name, negative CPU or memory, GPU count outside 0..16, unknown model, MIG
+/// mode on a model without MIG). Queries are O(1) unless stated; index queries O(log nodes).
+class cluster {
+ public:
+  cluster() = default;
+  cluster(gpu_catalog catalog, std::span<const node_spec> nodes) : catalog_(std::move(catalog)) {
+    std::unordered_set<node_id> ids;
+    std::unordered_set<std::string> names;
+    for (const auto& s : nodes) {
+      const std::string where = "node " + std::to_string(s.id.value()) + " '" + s.name + "'";
+      if (!s.id.valid()) {
+        throw invalid_value_error(error_id::invalid_value, where, "id", "invalid",
+                                  "a node needs an id");
+      }
+      if (!ids.insert(s.id).second) {
+        throw invalid_value_error(error_id::duplicate_id, where, "id", std::to_string(s.id.value()),
+                                  "duplicate node id");
+      }
+      if (!s.name.empty() && !names.insert(s.name).second) {
+        throw invalid_value_error(error_id::duplicate_id, where, "name", s.name,
+                                  "duplicate node name");
+      }
+      if (s.cpu < cpu_millis{0}) {
+        throw invalid_value_error(error_id::invalid_value, where, "cpu",
+                                  std::to_string(s.cpu.value()), "must not be negative");
+      }
+      if (s.memory < memory_mib{0}) {
+        throw invalid_value_error(error_id::invalid_value, where, "memory",
+                                  std::to_string(s.memory.value()), "must not be negative");
+      }
+      if (s.gpus < 0 || s.gpus > max_gpus_per_node) {
+        throw invalid_value_error(error_id::invalid_value, where, "gpus", std::to_string(s.gpus),
+                                  "must be 0.." + std::to_string(max_gpus_per_node));
+      }
+      if (s.gpus > 0) {
+        const auto model = catalog_.id(s.gpu_model, where, "gpu_model");
+        if (s.mig_enabled && !catalog_[model].supports_mig()) {
+          throw invalid_value_error(error_id::inconsistent, where, "mig_enabled", "true",
+                                    "GPU model '" + s.gpu_model + "' has no MIG");
+        }
+      }
+    }
+    // All checks passed: build (no exception below but std::bad_alloc).
+    const std::size_t n = nodes.size();
+    ids_.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& s = nodes[i];
+      const node_index ni{static_cast<node_index::rep>(i)};
+      ids_.push_back(s.id);
+      names_.push_back(s.name);
+      cpu_capacity_.push_back(s.cpu);
+      cpu_free_.push_back(s.cpu);
+      memory_capacity_.push_back(s.memory);
+      memory_free_.push_back(s.memory);
+      labels_.push_back(s.labels);
+      topology_.push_back(s.topology);
+      gpu_begin_.push_back(static_cast<std::uint32_t>(gpus_.size()));
+      gpu_count_.push_back(static_cast<std::uint8_t>(s.gpus));
+      const gpu_model_id model = s.gpus > 0 ? *catalog_.find(s.gpu_model) : gpu_model_id{};
+      node_model_.push_back(model);
+      for (int g = 0; g < s.gpus; ++g) {
+        gpu_state st;
+        st.model = model;
+        st.node = ni;
+        st.mig_enabled = s.mig_enabled;
+        gpus_.push_back(st);
+      }
+      position_.emplace(s.id, ni);
+    }
+    max_node_gpus_.assign(catalog_.size(), 0);
+    free_whole_.assign(n, 0);
+    max_share_.assign(n, 0);
+    whole_tree_ = detail::max_tree(n, 0);
+    share_tree_ = detail::max_tree(n, 0);
+    cpu_tree_ = detail::max_tree(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const node_index ni{static_cast<node_index::rep>(i)};
+      total_gpus_ += gpu_count_[i];
+      total_free_cpu_ += cpu_free_[i];
+      total_free_memory_ += memory_free_[i];
+      max_node_cpu_ = std::max(max_node_cpu_, cpu_capacity_[i]);
+      max_node_memory_ = std::max(max_node_memory_, memory_capacity_[i]);
+      max_node_gpus_any_ = std::max<int>(max_node_gpus_any_, gpu_count_[i]);
+      if (node_model_[i].valid()) {
+        auto& m = max_node_gpus_[node_model_[i].value()];
+        m = std::max<int>(m, gpu_count_[i]);
+      }
+      refresh(ni);
+      cpu_tree_.set(i, cpu_free_[i].value());
+      if (has_mig(ni)) mig_nodes_.push_back(ni);
+    }
+  }
+
+  [[nodiscard]] const gpu_catalog& catalog() const noexcept { return catalog_; }
+  [[nodiscard]] std::size_t node_count() const noexcept { return ids_.size(); }
+  [[nodiscard]] std::size_t gpu_count() const noexcept { return gpus_.size(); }
+  /// All node positions, for range-for: `for (node_index n : c.nodes())`.
+  [[nodiscard]] auto nodes() const noexcept { return index_range{node_count()}; }
+
+  // ---- per node --------------------------------------------------------------------------
+  [[nodiscard]] node_id id(node_index n) const noexcept { return ids_[n.value()]; }
+  [[nodiscard]] const std::string& name(node_index n) const noexcept { return names_[n.value()]; }
+  [[nodiscard]] std::optional<node_index> find(node_id id) const {
+    const auto it = position_.find(id);
+    return it == position_.end() ? std::nullopt : std::optional{it->second};
+  }
+  [[nodiscard]] cpu_millis cpu_capacity(node_index n) const noexcept {
+    return cpu_capacity_[n.value()];
+  }
+  [[nodiscard]] cpu_millis cpu_free(node_index n) const noexcept { return cpu_free_[n.value()]; }
+  [[nodiscard]] memory_mib memory_capacity(node_index n) const noexcept {
+    return memory_capacity_[n.value()];
+  }
+  [[nodiscard]] memory_mib memory_free(node_index n) const noexcept {
+    return memory_free_[n.value()];
+  }
+  [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& labels(
+      node_index n) const noexcept {
+    return labels_[n.value()];
+  }
+  [[nodiscard]] std::uint32_t topology(node_index n) const noexcept { return topology_[n.value()]; }
+  /// The node's GPU model (invalid when the node has no GPUs).
+  [[nodiscard]] gpu_model_id model(node_index n) const noexcept { return node_model_[n.value()]; }
+  /// The node's GPUs, contiguous.
+  [[nodiscard]] std::span<const gpu_state> gpus(node_index n) const noexcept {
+    return {gpus_.data() + gpu_begin_[n.value()], gpu_count_[n.value()]};
+  }
+  [[nodiscard]] gpu_index first_gpu(node_index n) const noexcept {
+    return gpu_index{gpu_begin_[n.value()]};
+  }
+  /// GPUs on the node that are idle and not in MIG mode.
+  [[nodiscard]] int free_whole_gpus(node_index n) const noexcept { return free_whole_[n.value()]; }
+  /// The largest free share (milli) of any single non-MIG GPU on the node.
+  [[nodiscard]] milli_gpu max_free_share(node_index n) const noexcept {
+    return milli_gpu{max_share_[n.value()]};
+  }
+  [[nodiscard]] bool has_mig(node_index n) const noexcept {
+    const auto g = gpus(n);
+    return !g.empty() && g.front().mig_enabled;
+  }
+  [[nodiscard]] const gpu_state& gpu(gpu_index g) const noexcept { return gpus_[g.value()]; }
+
+  // ---- totals ----------------------------------------------------------------------------
+  [[nodiscard]] std::int64_t total_gpus() const noexcept { return total_gpus_; }
+  /// Sum of `free_whole_gpus` over all nodes. O(1).
+  [[nodiscard]] std::int64_t total_free_whole_gpus() const noexcept { return total_free_whole_; }
+  /// Sum of free CPU and free memory over all nodes. O(1).
+  [[nodiscard]] cpu_millis total_free_cpu() const noexcept { return total_free_cpu_; }
+  [[nodiscard]] memory_mib total_free_memory() const noexcept { return total_free_memory_; }
+  /// The most GPUs any node of `model` has (0 if none); for an invalid id, of any model. O(1).
+  [[nodiscard]] int max_node_gpus(gpu_model_id model = gpu_model_id::invalid()) const noexcept {
+    if (!model.valid()) return max_node_gpus_any_;
+    return model.value() < max_node_gpus_.size() ? max_node_gpus_[model.value()] : 0;
+  }
+  /// The largest CPU and memory capacity of any node. O(1).
+  [[nodiscard]] cpu_millis max_node_cpu() const noexcept { return max_node_cpu_; }
+  [[nodiscard]] memory_mib max_node_memory() const noexcept { return max_node_memory_; }
+  /// The most idle whole GPUs, the largest free single-GPU share, and the most free CPU on any
+  /// one node. O(1) (read off the indexes).
+  [[nodiscard]] int most_free_gpus_on_a_node() const noexcept {
+    return node_count() == 0 ? 0 : static_cast<int>(whole_tree_.max());
+  }
+  [[nodiscard]] milli_gpu most_free_share_on_a_node() const noexcept {
+    return milli_gpu{node_count() == 0 ? 0 : static_cast<std::int32_t>(share_tree_.max())};
+  }
+  [[nodiscard]] cpu_millis most_free_cpu_on_a_node() const noexcept {
+    return cpu_millis{node_count() == 0 ? 0 : cpu_tree_.max()};
+  }
+  /// Nodes whose GPUs are in MIG mode, in position order.
+  [[nodiscard]] std::span<const node_index> mig_nodes() const noexcept { return mig_nodes_; }
+
+  // ---- indexes: O(log nodes) ------------------------------------------------------------
+  static constexpr node_index::rep npos = node_index::invalid().value();
+  /// First node at or after `from` with at least `k` idle whole GPUs, or `nullopt`.
+  [[nodiscard]] std::optional<node_index> first_with_free_gpus(node_index from, int k) const {
+    return found(whole_tree_.find_first(from.value(), k));
+  }
+  /// First node at or after `from` with a non-MIG GPU having at least `m` milli free.
+  [[nodiscard]] std::optional<node_index> first_with_free_share(node_index from,
+                                                                milli_gpu m) const {
+    return found(share_tree_.find_first(from.value(), m.value()));
+  }
+  /// First node at or after `from` with at least `c` CPU free.
+  [[nodiscard]] std::optional<node_index> first_with_free_cpu(node_index from, cpu_millis c) const {
+    return found(cpu_tree_.find_first(from.value(), c.value()));
+  }
+
+  /// True when `a` can be applied: node exists, CPU and memory suffice, every grant is on a GPU
+  /// of that node, shares fit, MIG slots are free, and no GPU appears twice. O(grants).
+  [[nodiscard]] bool can_apply(const task_allocation& a) const noexcept {
+    if (a.node.value() >= node_count()) return false;
+    const auto n = a.node.value();
+    if (a.cpu < cpu_millis{0} || a.memory < memory_mib{0}) return false;
+    if (a.cpu > cpu_free_[n] || a.memory > memory_free_[n]) return false;
+    const auto lo = gpu_begin_[n];
+    const auto hi = lo + gpu_count_[n];
+    for (std::size_t i = 0; i < a.gpus.size(); ++i) {
+      const auto& gr = a.gpus[i];
+      if (gr.gpu.value() < lo || gr.gpu.value() >= hi) return false;
+      for (std::size_t j = 0; j < i; ++j) {
+        if (a.gpus[j].gpu == gr.gpu) return false;
+      }
+      const auto& g = gpus_[gr.gpu.value()];
+      if (g.mig_enabled) {
+        if (gr.milli != milli_gpu{0} || gr.mig_slots == 0) return false;
+        if ((g.mig_used & gr.mig_slots) != 0) return false;
+        if (gr.media && g.mig_media_used) return false;
+      } else {
+        if (gr.mig_slots != 0 || gr.milli <= milli_gpu{0} || gr.milli > g.free) return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  friend class ledger;
+
+  struct index_range {
+    std::size_t n;
+    struct iterator {
+      node_index::rep i;
+      node_index operator*() const noexcept { return node_index{i}; }
+      iterator& operator++() noexcept {
+        ++i;
+        return *this;
+      }
+      friend bool operator==(iterator, iterator) noexcept = default;
+    };
+    [[nodiscard]] iterator begin() const noexcept { return {0}; }
+    [[nodiscard]] iterator end() const noexcept { return {static_cast<node_index::rep>(n)}; }
+  };
+
+  static std::optional<node_index> found(std::size_t pos) noexcept {
+    if (pos == detail::max_tree::npos) return std::nullopt;
+    return node_index{static_cast<node_index::rep>(pos)};
+  }
+
+  /// Applies (`sign = +1`) or returns (`sign = -1`) an allocation. @pre `can_apply(a)` when
+  /// applying; when returning, `a` was applied before. O(grants + GPUs of the node + log n).
+  void apply(const task_allocation& a, int sign) noexcept {
+    const auto n = a.node.value();
+    if (sign > 0) {
+      GPUSCHED_EXPECTS(can_apply(a));
+      cpu_free_[n] -= a.cpu;
+      memory_free_[n] -= a.memory;
+      total_free_cpu_ -= a.cpu;
+      total_free_memory_ -= a.memory;
+    } else {
+      cpu_free_[n] += a.cpu;
+      memory_free_[n] += a.memory;
+      total_free_cpu_ += a.cpu;
+      total_free_memory_ += a.memory;
+      GPUSCHED_ASSERT(cpu_free_[n] <= cpu_capacity_[n] && memory_free_[n] <= memory_capacity_[n]);
+    }
+    for (const auto& gr : a.gpus) {
+      auto& g = gpus_[gr.gpu.value()];
+      if (g.mig_enabled) {
+        if (sign > 0) {
+          g.mig_used = static_cast<mig_slot_mask>(g.mig_used | gr.mig_slots);
+          ++g.mig_instances;
+          if (gr.media) g.mig_media_used = true;
+        } else {
+          GPUSCHED_ASSERT((g.mig_used & gr.mig_slots) == gr.mig_slots && g.mig_instances > 0);
+          g.mig_used = static_cast<mig_slot_mask>(g.mig_used & ~gr.mig_slots);
+          --g.mig_instances;
+          if (gr.media) g.mig_media_used = false;
+        }
+      } else {
+        g.free = sign > 0 ? g.free - gr.milli : g.free + gr.milli;
+        GPUSCHED_ASSERT(g.free >= milli_gpu{0} && g.free <= whole_gpu_milli);
+      }
+    }
+    refresh(a.node);
+    cpu_tree_.set(n, cpu_free_[n].value());
+  }
+
+  /// Recomputes the node's cached GPU aggregates and their index entries. O(GPUs of node).
+  void refresh(node_index ni) noexcept {
+    const auto n = ni.value();
+    int whole = 0;
+    std::int32_t share = 0;
+    for (const auto& g : gpus(ni)) {
+      if (g.mig_enabled) continue;
+      if (g.whole_free()) ++whole;
+      share = std::max(share, g.free.value());
+    }
+    total_free_whole_ += whole - free_whole_[n];
+    free_whole_[n] = whole;
+    max_share_[n] = share;
+    whole_tree_.set(n, whole);
+    share_tree_.set(n, share);
+  }
+
+  gpu_catalog catalog_;
+  // nodes, struct of arrays
+  std::vector<node_id> ids_;
+  std::vector<std::string> names_;
+  std::vector<cpu_millis> cpu_capacity_, cpu_free_;
+  std::vector<memory_mib> memory_capacity_, memory_free_;
+  std::vector<std::vector<std::pair<std::string, std::string>>> labels_;
+  std::vector<std::uint32_t> topology_;
+  std::vector<std::uint32_t> gpu_begin_;
+  std::vector<std::uint8_t> gpu_count_;
+  std::vector<gpu_model_id> node_model_;
+  std::vector<int> free_whole_;
+  std::vector<std::int32_t> max_share_;
+  std::unordered_map<node_id, node_index> position_;
+  std::vector<node_index> mig_nodes_;
+  // GPUs
+  std::vector<gpu_state> gpus_;
+  // indexes and totals
+  detail::max_tree whole_tree_, share_tree_, cpu_tree_;
+  std::int64_t total_gpus_ = 0;
+  std::int64_t total_free_whole_ = 0;
+  cpu_millis total_free_cpu_{};
+  memory_mib total_free_memory_{};
+  cpu_millis max_node_cpu_{};
+  memory_mib max_node_memory_{};
+  int max_node_gpus_any_ = 0;
+  std::vector<int> max_node_gpus_;
+};
+
+GPUSCHED_END_NAMESPACE

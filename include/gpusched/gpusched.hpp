@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Umbrella header: everything public in gpusched.
+#pragma once
+
+#include "gpusched/check/invariants.hpp"
+#include "gpusched/cluster/allocation.hpp"
+#include "gpusched/cluster/cluster.hpp"
+#include "gpusched/config.hpp"
+#include "gpusched/core/error.hpp"
+#include "gpusched/core/ids.hpp"
+#include "gpusched/core/quantity.hpp"
+#include "gpusched/core/random.hpp"
+#include "gpusched/core/time.hpp"
+#include "gpusched/pipeline/any_policy.hpp"
+#include "gpusched/pipeline/pipeline.hpp"
+#include "gpusched/policy/admission/gang.hpp"
+#include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/context.hpp"
+#include "gpusched/policy/decision.hpp"
+#include "gpusched/policy/ordering/fifo.hpp"
+#include "gpusched/policy/packing/first_fit.hpp"
+#include "gpusched/policy/placement/first_fit.hpp"
+#include "gpusched/policy/preemption/priority.hpp"
+#include "gpusched/resource/gpu_model.hpp"
+#include "gpusched/resource/request.hpp"
+#include "gpusched/version.hpp"
+#include "gpusched/workload/job.hpp"
+#include "gpusched/workload/ledger.hpp"
+#include "gpusched/workload/queue.hpp"

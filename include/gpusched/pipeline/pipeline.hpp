@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The composition point: `pipeline<Order, Admit, Pack, Place, Preempt>` runs one scheduling
+/// cycle (order -> admit -> place in a transaction -> on failure, preempt and re-place in one
+/// transaction -> commit), and `make_pipeline(policies...)` builds one, routing each policy to
+/// its slot by its tag and filling the other slots with the defaults.
+#pragma once
+
+#include <algorithm>  // std::sort, std::adjacent_find
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>  // std::move, std::forward
+#include <vector>
+
+#include "gpusched/config.hpp"
+#include "gpusched/core/error.hpp"
+#include "gpusched/core/random.hpp"
+#include "gpusched/core/time.hpp"
+#include "gpusched/policy/admission/gang.hpp"
+#include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/ordering/fifo.hpp"
+#include "gpusched/policy/packing/first_fit.hpp"
+#include "gpusched/policy/placement/first_fit.hpp"
+#include "gpusched/policy/preemption/priority.hpp"
+#include "gpusched/workload/job.hpp"
+#include "gpusched/workload/ledger.hpp"
+
+GPUSCHED_BEGIN_NAMESPACE
+
+/// The default policy of each slot.
+using default_ordering = fifo_ordering;
+using default_admission = gang_admission;
+using default_packing = first_fit_packing;
+using default_placement = first_fit_placement;
+using default_preemption = priority_preemption;
+
+/// @brief The decisions of one cycle, one per pending job, in the order the jobs were considered.
+struct cycle_result {
+  std::vector<decision> decisions;
+  [[nodiscard]] std::size_t count(verdict v) const noexcept {
+    return static_cast<std::size_t>(std::count_if(decisions.begin(), decisions.end(),
+                                                  [v](const decision& d) { return d.kind == v; }));
+  }
+};
+
+/// @brief A scheduling pipeline over five policies.
+///
+/// `schedule(book, pending, now, rng)` runs one cycle:
+/// 1. checks that pending ids are distinct and not running (@throws invalid_value_error before
+///    any change otherwise);
+/// 2. orders the pending jobs with `Order`;
+/// 3. for each job: `Admit::admit`; if admitted, `Place::place` in a transaction, committed
+///    when the whole gang is placed; otherwise the transaction is rolled back and `Preempt`
+///    may propose victims; the pipeline evicts them and re-places the job in *one* transaction,
+///    committing evictions and placement together or neither;
+/// 4. a job that still does not fit is deferred with the reason, and `Admit::on_unplaced` says
+///    whether later jobs wait (strict FIFO) or go on.
+///
+/// Admitted jobs are committed into `book` (so later jobs in the cycle see them) and reported
+/// with their placement and victims; the caller starts them, stops the victims, and removes
+/// admitted jobs from its queue. Invariant: no gang is ever left half-placed in `book`.
+/// Complexity: O(n log n) ordering plus, per job, the policies' costs; no allocation per job
+/// beyond the returned decisions once warmed up.
+template <ordering_policy Order = default_ordering, admission_policy Admit = default_admission,
+          packing_policy Pack = default_packing, placement_policy Place = default_placement,
+          preemption_policy Preempt = default_preemption>
+class pipeline {
+ public:
+  using ordering_type = Order;
+  using admission_type = Admit;
+  using packing_type = Pack;
+  using placement_type = Place;
+  using preemption_type = Preempt;
+
+  pipeline() = default;
+  pipeline(Order o, Admit a, Pack pk, Place pl, Preempt pr)
+      : order_(std::move(o)),
+        admit_(std::move(a)),
+        pack_(std::move(pk)),
+        place_(std::move(pl)),
+        preempt_(std::move(pr)) {}
+
+  [[nodiscard]] const Order& ordering() const noexcept { return order_; }
+  [[nodiscard]] const Admit& admission() const noexcept { return admit_; }
+  [[nodiscard]] const Pack& packing() const noexcept { return pack_; }
+  [[nodiscard]] const Place& placement() const noexcept { return place_; }
+  [[nodiscard]] const Preempt& preemption() const noexcept { return preempt_; }
+  [[nodiscard]] Order& ordering() noexcept { return order_; }
+  [[nodiscard]] Admit& admission() noexcept { return admit_; }
+  [[nodiscard]] Pack& packing() noexcept { return pack_; }
+  [[nodiscard]] Place& placement() noexcept { return place_; }
+  [[nodiscard]] Preempt& preemption() noexcept { return preempt_; }
+
+  /// Runs one cycle; see the class documentation.
+  cycle_result schedule(ledger& book, std::span<const job_spec> pending, sim_time now,
+                        random_engine& rng) {
+    cycle_result out;
+    schedule(book, pending, now, rng, out);
+    return out;
+  }
+
+  /// As above, writing into `out` (cleared first) so its capacity is reused across cycles.
+  void schedule(ledger& book, std::span<const job_spec> pending, sim_time now, random_engine& rng,
+                cycle_result& out) {
+    out.decisions.clear();
+    check_ids(book, pending);
+    const schedule_context ctx(book, now, rng);
+    if constexpr (requires { admit_.begin_cycle(ctx); }) admit_.begin_cycle(ctx);
+
+    queue_.clear();
+    for (const auto& j : pending) queue_.push_back(&j);
+    order_.order(ctx, std::span<const job_spec*>(queue_));
+
+    const job_spec* head = nullptr;  // set when a strict queue blocked
+    for (const job_spec* j : queue_) {
+      decision& d = out.decisions.emplace_back();
+      d.job = j->id;
+      if (head != nullptr) {
+        d.why = {reason_code::blocked_by_head, resource_kind::none, 0, 0, -1, head->id, {}};
+        continue;
+      }
+      const admission_verdict av = admit_.admit(ctx, *j);
+      if (av.kind != verdict::admit) {
+        d.kind = av.kind;
+        d.why = av.why;
+        continue;
+      }
+      if (try_place(ctx, book, *j, now, {}, d)) continue;
+
+      // Does not fit on free resources: ask the preemption policy, then re-place with victims.
+      const auto probe = [&](std::span<const job_id> victims) {
+        auto tx = book.begin();
+        for (job_id v : victims) tx.evict(v);
+        return place_.place(ctx, *j, packing_ref(pack_), tx).placed;  // rolled back by ~tx
+      };
+      preemption_plan plan = preempt_.select(ctx, *j, fit_probe(probe));
+      if (!plan.victims.empty() && try_place(ctx, book, *j, now, plan.victims, d)) {
+        d.victims = std::move(plan.victims);
+        continue;
+      }
+      d.preemption = plan.why;
+      if (admit_.on_unplaced(ctx, *j, d.why) == queue_action::block) head = j;
+    }
+  }
+
+ private:
+  /// Places `j` after evicting `victims`, in one transaction. On success commits and fills `d`.
+  bool try_place(const schedule_context& ctx, ledger& book, const job_spec& j, sim_time now,
+                 std::span<const job_id> victims, decision& d) {
+    auto tx = book.begin();
+    for (job_id v : victims) tx.evict(v);
+    const placement_outcome o = place_.place(ctx, j, packing_ref(pack_), tx);
+    if (!o.placed) {
+      if (victims.empty()) d.why = o.why;
+      return false;  // ~tx rolls back
+    }
+    d.kind = verdict::admit;
+    d.why = victims.empty()
+                ? o.why
+                : reason{reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
+    d.placement.assign(tx.placed().begin(), tx.placed().end());
+    tx.commit(j, now);
+    if constexpr (requires { admit_.on_admitted(ctx, j); }) admit_.on_admitted(ctx, j);
+    return true;
+  }
+
+  void check_ids(const ledger& book, std::span<const job_spec> pending) {
+    ids_.clear();
+    for (const auto& j : pending) {
+      if (book.is_running(j.id)) {
+        throw invalid_value_error(error_id::duplicate_id, "pending queue", "id",
+                                  std::to_string(j.id.value()), "job is already running");
+      }
+      ids_.push_back(j.id);
+    }
+    std::sort(ids_.begin(), ids_.end());
+    if (const auto it = std::adjacent_find(ids_.begin(), ids_.end()); it != ids_.end()) {
+      throw invalid_value_error(error_id::duplicate_id, "pending queue", "id",
+                                std::to_string(it->value()), "job id appears twice");
+    }
+  }
+
+  [[no_unique_address]] Order order_{};
+  [[no_unique_address]] Admit admit_{};
+  [[no_unique_address]] Pack pack_{};
+  [[no_unique_address]] Place place_{};
+  [[no_unique_address]] Preempt preempt_{};
+  std::vector<const job_spec*> queue_;  // reused buffers
+  std::vector<job_id> ids_;
+};
+
+/// The pipeline with every slot at its default.
+using default_pipeline = pipeline<>;
+
+namespace detail {
+template <class Tag, class P>
+inline constexpr bool in_family = (std::same_as<Tag, ordering_tag> && ordering_policy<P>) ||
+                                  (std::same_as<Tag, admission_tag> && admission_policy<P>) ||
+                                  (std::same_as<Tag, packing_tag> && packing_policy<P>) ||
+                                  (std::same_as<Tag, placement_tag> && placement_policy<P>) ||
+                                  (std::same_as<Tag, preemption_tag> && preemption_policy<P>);
+
+template <class Tag, class... Ps>
+inline constexpr int family_count = (0 + ... + (in_family<Tag, std::remove_cvref_t<Ps>> ? 1 : 0));
+
+/// The argument of family `Tag`, or `Default{}` if none.
+template <class Tag, class Default, class First, class... Rest>
+decltype(auto) pick(First&& first, Rest&&... rest) {
+  if constexpr (in_family<Tag, std::remove_cvref_t<First>>) {
+    return std::remove_cvref_t<First>(std::forward<First>(first));
+  } else if constexpr (sizeof...(Rest) == 0) {
+    return Default{};
+  } else {
+    return pick<Tag, Default>(std::forward<Rest>(rest)...);
+  }
+}
+template <class Tag, class Default>
+Default pick() {
+  return Default{};
+}
+}  // namespace detail
+
+/// @brief Builds a pipeline from policies given in any order, each routed to its slot by its
+/// family tag; missing slots get the defaults. Each argument must model exactly one family, and
+/// each family may be given at most once (both checked at compile time).
+/// @code
+/// auto p = gpusched::make_pipeline(gpusched::gang_admission{.strict_fifo = true},
+///                                  gpusched::priority_ordering{});
+/// @endcode
+template <scheduling_policy... Ps>
+auto make_pipeline(Ps&&... ps) {
+  static_assert(detail::family_count<ordering_tag, Ps...> <= 1, "two ordering policies given");
+  static_assert(detail::family_count<admission_tag, Ps...> <= 1, "two admission policies given");
+  static_assert(detail::family_count<packing_tag, Ps...> <= 1, "two packing policies given");
+  static_assert(detail::family_count<placement_tag, Ps...> <= 1, "two placement policies given");
+  static_assert(detail::family_count<preemption_tag, Ps...> <= 1, "two preemption policies given");
+  auto o = detail::pick<ordering_tag, default_ordering>(ps...);
+  auto a = detail::pick<admission_tag, default_admission>(ps...);
+  auto pk = detail::pick<packing_tag, default_packing>(ps...);
+  auto pl = detail::pick<placement_tag, default_placement>(ps...);
+  auto pr = detail::pick<preemption_tag, default_preemption>(ps...);
+  return pipeline<decltype(o), decltype(a), decltype(pk), decltype(pl), decltype(pr)>(
+      std::move(o), std::move(a), std::move(pk), std::move(pl), std::move(pr));
+}
+
+GPUSCHED_END_NAMESPACE

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The five policy families, one concept each, with opt-in tags:
+///
+/// | family     | tag              | concept              | member                                |
+/// |------------|------------------|----------------------|---------------------------------------|
+/// | ordering   | `ordering_tag`   | `ordering_policy`    | `order(ctx, span<const job_spec*>)`   |
+/// | admission  | `admission_tag`  | `admission_policy`   | `admit(ctx, job)`, `on_unplaced(...)` |
+/// | packing    | `packing_tag`    | `packing_policy`     | `fit(ctx, node, req)`, `pack(ctx, req)`
+/// | | placement  | `placement_tag`  | `placement_policy`   | `place(ctx, job, packing_ref, tx)` |
+/// | preemption | `preemption_tag` | `preemption_policy`  | `select(ctx, job, fit_probe)`         |
+///
+/// A policy opts in with `using policy_category = gpusched::packing_tag;` (or by specialising
+/// `enable_packing_policy<P>` for a type it cannot change). Tags keep one callable from
+/// satisfying several families by accident and let `make_pipeline` route arguments to slots.
+/// Every policy also has `name() const` returning a `std::string_view`.
+///
+/// Policies never change the cluster: they read a `schedule_context` and return values. The
+/// placement family works inside a ledger transaction that the pipeline opens, commits or rolls
+/// back; the preemption family tests victim sets through a `fit_probe` the pipeline provides.
+#pragma once
+
+#include <concepts>  // std::same_as, std::copy_constructible
+#include <optional>
+#include <span>
+#include <string_view>
+#include <type_traits>  // std::remove_cvref_t
+#include <vector>
+
+#include "gpusched/cluster/allocation.hpp"
+#include "gpusched/config.hpp"
+#include "gpusched/detail/function_ref.hpp"
+#include "gpusched/policy/context.hpp"
+#include "gpusched/policy/decision.hpp"
+#include "gpusched/resource/request.hpp"
+#include "gpusched/workload/job.hpp"
+#include "gpusched/workload/ledger.hpp"
+
+GPUSCHED_BEGIN_NAMESPACE
+
+struct ordering_tag {};
+struct admission_tag {};
+struct packing_tag {};
+struct placement_tag {};
+struct preemption_tag {};
+
+namespace detail {
+template <class P, class Tag>
+concept has_category =
+    requires { typename P::policy_category; } && std::same_as<typename P::policy_category, Tag>;
+template <class P>
+concept named = requires(const P& p) {
+  { p.name() } -> std::convertible_to<std::string_view>;
+};
+}  // namespace detail
+
+/// Opt-in switches; specialise to `true` to adapt a type without a `policy_category`.
+template <class P>
+inline constexpr bool enable_ordering_policy = detail::has_category<P, ordering_tag>;
+template <class P>
+inline constexpr bool enable_admission_policy = detail::has_category<P, admission_tag>;
+template <class P>
+inline constexpr bool enable_packing_policy = detail::has_category<P, packing_tag>;
+template <class P>
+inline constexpr bool enable_placement_policy = detail::has_category<P, placement_tag>;
+template <class P>
+inline constexpr bool enable_preemption_policy = detail::has_category<P, preemption_tag>;
+
+// ---- result vocabulary ---------------------------------------------------------------------
+
+/// What the queue does after a job could not be placed.
+enum class queue_action : std::uint8_t {
+  skip,   ///< go on with the next job (best effort)
+  block,  ///< defer every later job this cycle (strict FIFO)
+};
+
+/// An admission policy's answer before placement.
+struct admission_verdict {
+  verdict kind = verdict::admit;  ///< admit: go on to placement
+  reason why;
+};
+
+/// A placement policy's answer: placed (the transaction holds every task) or why not.
+struct placement_outcome {
+  bool placed = false;
+  reason why;
+};
+
+/// A preemption policy's answer: the victims (empty: none admissible) and why.
+struct preemption_plan {
+  std::vector<job_id> victims;
+  reason why;
+};
+
+/// Tests a victim set: true when evicting exactly `victims` lets the preemptor be placed.
+/// Provided by the pipeline; it uses a transaction and always rolls it back.
+using fit_probe = detail::function_ref<bool(std::span<const job_id>)>;
+
+// ---- ordering ------------------------------------------------------------------------------
+
+/// @brief Decides who goes next.
+///
+/// Requirements: `p.order(ctx, jobs)` permutes `jobs` in place (highest precedence first);
+/// `p.name()`.
+/// Laws: the result is a permutation of the input; deterministic for equal inputs and seed.
+/// Complexity: expected O(n log n) for n jobs.
+/// Models: `fifo_ordering`, `priority_ordering`.
+template <class P>
+concept ordering_policy =
+    enable_ordering_policy<P> && std::copy_constructible<P> && detail::named<P> &&
+    requires(P& p, const schedule_context& ctx, std::span<const job_spec*> jobs) {
+      p.order(ctx, jobs);
+    };
+
+/// @brief An ordering defined by a comparison, so that laws can be tested pairwise.
+/// Law: `before` is a strict weak order on jobs for a fixed context.
+template <class P>
+concept comparison_ordering_policy =
+    ordering_policy<P> &&
+    requires(const P& p, const schedule_context& ctx, const job_spec& a, const job_spec& b) {
+      { p.before(ctx, a, b) } -> std::convertible_to<bool>;
+    };
+
+// ---- admission -----------------------------------------------------------------------------
+
+/// @brief Decides whether a job may try to start (quota, gang feasibility, reservations) and
+/// what the queue does when a job does not fit.
+///
+/// Requirements: `p.admit(ctx, job) -> admission_verdict`; `p.on_unplaced(ctx, job, reason) ->
+/// queue_action`; `p.name()`. Optional hooks the pipeline calls when present:
+/// `p.begin_cycle(ctx)`, `p.on_admitted(ctx, job)`.
+/// Laws: `admit` does not change the cluster; a `reject` is final for the job as specified.
+/// Complexity: O(groups) per call for the baselines.
+/// Models: `gang_admission`.
+template <class P>
+concept admission_policy =
+    enable_admission_policy<P> && std::copy_constructible<P> && detail::named<P> &&
+    requires(P& p, const schedule_context& ctx, const job_spec& j, const reason& r) {
+      { p.admit(ctx, j) } -> std::same_as<admission_verdict>;
+      { p.on_unplaced(ctx, j, r) } -> std::same_as<queue_action>;
+    };
+
+// ---- packing -------------------------------------------------------------------------------
+
+/// @brief Decides which node, GPUs and MIG slots one task goes to.
+///
+/// Requirements: `p.fit(ctx, node, request)` chooses GPUs on one given node;
+/// `p.pack(ctx, request)` chooses the node too; both return `std::optional<task_allocation>`
+/// (empty: does not fit); `p.name()`.
+/// Laws: a returned allocation satisfies `ctx.state().can_apply(a)` (never over-commits), grants
+/// exactly the request (CPU, memory, whole count, share or MIG geometry) on an allowed model;
+/// `pack` returns nothing only if `fit` returns nothing on every node.
+/// Complexity: `fit` O(GPUs of node); `pack` O(log nodes) per candidate node for the baselines.
+/// Models: `first_fit_packing`.
+template <class P>
+concept packing_policy =
+    enable_packing_policy<P> && std::copy_constructible<P> && detail::named<P> &&
+    requires(const P& p, const schedule_context& ctx, node_index n, const task_request& r) {
+      { p.fit(ctx, n, r) } -> std::same_as<std::optional<task_allocation>>;
+      { p.pack(ctx, r) } -> std::same_as<std::optional<task_allocation>>;
+    };
+
+/// @brief A non-owning, type-erased reference to a packing policy, handed to placement policies
+/// so that any placement composes with any packing (statically or through `any_*` wrappers).
+class packing_ref {
+ public:
+  template <packing_policy P>
+  packing_ref(const P& p) noexcept  // NOLINT(google-explicit-constructor): a reference wrapper
+      : p_(&p),
+        fit_([](const void* o, const schedule_context& c, node_index n, const task_request& r) {
+          return static_cast<const P*>(o)->fit(c, n, r);
+        }),
+        pack_([](const void* o, const schedule_context& c, const task_request& r) {
+          return static_cast<const P*>(o)->pack(c, r);
+        }) {}
+  [[nodiscard]] std::optional<task_allocation> fit(const schedule_context& c, node_index n,
+                                                   const task_request& r) const {
+    return fit_(p_, c, n, r);
+  }
+  [[nodiscard]] std::optional<task_allocation> pack(const schedule_context& c,
+                                                    const task_request& r) const {
+    return pack_(p_, c, r);
+  }
+
+ private:
+  const void* p_;
+  std::optional<task_allocation> (*fit_)(const void*, const schedule_context&, node_index,
+                                         const task_request&);
+  std::optional<task_allocation> (*pack_)(const void*, const schedule_context&,
+                                          const task_request&);
+};
+
+// ---- placement -----------------------------------------------------------------------------
+
+/// @brief Decides where a whole gang goes, task by task, inside a transaction.
+///
+/// Requirements: `p.place(ctx, job, packing, tx) -> placement_outcome`; `p.name()`.
+/// Laws: when `placed`, `tx.placed()` holds exactly one allocation per task at the size chosen
+/// (full size for non-elastic groups), each with its group index; when not placed, the pipeline
+/// rolls `tx` back, so the policy may leave partial work in it. Never evicts.
+/// Complexity: O(tasks x packing cost) for the baselines.
+/// Models: `first_fit_placement`.
+template <class P>
+concept placement_policy =
+    enable_placement_policy<P> && std::copy_constructible<P> && detail::named<P> &&
+    requires(P& p, const schedule_context& ctx, const job_spec& j, packing_ref pk,
+             ledger::transaction& tx) {
+      { p.place(ctx, j, pk, tx) } -> std::same_as<placement_outcome>;
+    };
+
+// ---- preemption ----------------------------------------------------------------------------
+
+/// @brief Chooses running jobs to evict so that a preemptor fits.
+///
+/// Requirements: `p.select(ctx, job, probe) -> preemption_plan`; `p.name()`.
+/// Laws: victims are distinct running jobs; when non-empty, `probe(victims)` is true (the
+/// pipeline re-checks); a preemptor that cannot be satisfied evicts nobody (empty victims).
+/// Complexity: policy-specific; document the number of probes.
+/// Models: `priority_preemption`, `no_preemption`.
+template <class P>
+concept preemption_policy =
+    enable_preemption_policy<P> && std::copy_constructible<P> && detail::named<P> &&
+    requires(P& p, const schedule_context& ctx, const job_spec& j, fit_probe probe) {
+      { p.select(ctx, j, probe) } -> std::same_as<preemption_plan>;
+    };
+
+/// Any of the five families.
+template <class P>
+concept scheduling_policy = ordering_policy<P> || admission_policy<P> || packing_policy<P> ||
+                            placement_policy<P> || preemption_policy<P>;
+
+GPUSCHED_END_NAMESPACE

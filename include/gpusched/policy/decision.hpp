@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Decisions as values: a verdict (admit, defer, reject) with a structured `reason` saying why
+/// (which resource, how much was needed and available, which group, which job blocks, until
+/// when), the placement of an admitted gang, and the victims evicted for it.
+#pragma once
+
+#include <bit>  // std::countr_zero, std::countl_zero
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusched/cluster/allocation.hpp"
+#include "gpusched/cluster/cluster.hpp"
+#include "gpusched/config.hpp"
+#include "gpusched/core/ids.hpp"
+#include "gpusched/core/time.hpp"
+#include "gpusched/workload/job.hpp"
+
+GPUSCHED_BEGIN_NAMESPACE
+
+/// What happened to a pending job in a cycle.
+enum class verdict : std::uint8_t {
+  admit,   ///< placed; the caller starts its tasks (after evicting any victims)
+  defer,   ///< stays pending; try again later
+  reject,  ///< can never run as specified; the caller should drop or fix it
+};
+
+/// Why. Stable codes; `describe` renders them as text.
+enum class reason_code : std::uint8_t {
+  none,
+  placed,                ///< admitted on free resources
+  placed_by_preemption,  ///< admitted after evicting `victims`
+  insufficient,          ///< not enough free `resource` in the whole cluster
+  no_fit,                ///< enough in total, but no node can host a task of `group`
+  unschedulable,         ///< a task of `group` exceeds every node, or the gang the cluster
+  blocked_by_head,       ///< a job ahead (`related`) did not fit and the queue is strict FIFO
+  over_quota,            ///< the tenant's quota would be exceeded
+  reservation,           ///< would delay `related`'s reservation (backfill)
+  backoff,               ///< retried too often; waits until `until`
+  no_victims,            ///< no admissible victim set frees enough
+};
+
+/// The resource a reason is about.
+enum class resource_kind : std::uint8_t { none, gpu, gpu_share, mig_slot, cpu, memory };
+
+constexpr std::string_view to_string(verdict v) noexcept {
+  switch (v) {
+    case verdict::admit:
+      return "admit";
+    case verdict::defer:
+      return "defer";
+    case verdict::reject:
+      return "reject";
+  }
+  return "?";
+}
+constexpr std::string_view to_string(reason_code c) noexcept {
+  switch (c) {
+    case reason_code::none:
+      return "none";
+    case reason_code::placed:
+      return "placed";
+    case reason_code::placed_by_preemption:
+      return "placed_by_preemption";
+    case reason_code::insufficient:
+      return "insufficient";
+    case reason_code::no_fit:
+      return "no_fit";
+    case reason_code::unschedulable:
+      return "unschedulable";
+    case reason_code::blocked_by_head:
+      return "blocked_by_head";
+    case reason_code::over_quota:
+      return "over_quota";
+    case reason_code::reservation:
+      return "reservation";
+    case reason_code::backoff:
+      return "backoff";
+    case reason_code::no_victims:
+      return "no_victims";
+  }
+  return "?";
+}
+constexpr std::string_view to_string(resource_kind r) noexcept {
+  switch (r) {
+    case resource_kind::none:
+      return "none";
+    case resource_kind::gpu:
+      return "GPUs";
+    case resource_kind::gpu_share:
+      return "milli-GPU";
+    case resource_kind::mig_slot:
+      return "MIG slots";
+    case resource_kind::cpu:
+      return "CPU millicores";
+    case resource_kind::memory:
+      return "MiB memory";
+  }
+  return "?";
+}
+
+/// @brief A structured reason. Only the fields that the code uses are set.
+struct reason {
+  reason_code code = reason_code::none;
+  resource_kind resource = resource_kind::none;
+  std::int64_t needed = 0;     ///< amount needed, in `resource` units
+  std::int64_t available = 0;  ///< amount available, in `resource` units
+  std::int32_t group = -1;     ///< task group concerned, or -1
+  job_id related;              ///< blocking job or reservation holder
+  std::optional<sim_time> until;
+  friend bool operator==(const reason&, const reason&) noexcept = default;
+};
+
+/// Renders a reason as one line of English; names the group when `job` is given.
+inline std::string describe(const reason& r, const job_spec* job = nullptr) {
+  const auto group = [&]() -> std::string {
+    if (r.group < 0) return "";
+    if (job != nullptr && static_cast<std::size_t>(r.group) < job->groups.size()) {
+      return "group '" + job->groups[static_cast<std::size_t>(r.group)].name + "': ";
+    }
+    return "group #" + std::to_string(r.group) + ": ";
+  };
+  const auto amounts = [&] {
+    return std::to_string(r.needed) + " " + std::string(to_string(r.resource));
+  };
+  switch (r.code) {
+    case reason_code::none:
+      return "no reason";
+    case reason_code::placed:
+      return "placed on free resources";
+    case reason_code::placed_by_preemption:
+      return "placed after preempting lower-priority jobs";
+    case reason_code::insufficient:
+      return "needs " + amounts() + " in all, only " + std::to_string(r.available) +
+             " free in the cluster";
+    case reason_code::no_fit:
+      return group() + "no node can host a task needing " + amounts() +
+             " (the most free on one node: " + std::to_string(r.available) + ")";
+    case reason_code::unschedulable:
+      if (r.group >= 0) {
+        return group() + "a task needs " + amounts() + ", more than any node has (at most " +
+               std::to_string(r.available) + ")";
+      }
+      return "needs " + amounts() + " in all, more than the whole cluster has (" +
+             std::to_string(r.available) + ")";
+    case reason_code::blocked_by_head:
+      return "blocked behind job " + std::to_string(r.related.value()) +
+             ", which is first in the strict queue and does not fit";
+    case reason_code::over_quota:
+      return "over quota: needs " + amounts() + ", " + std::to_string(r.available) + " left";
+    case reason_code::reservation:
+      return "would delay the reservation of job " + std::to_string(r.related.value());
+    case reason_code::backoff:
+      return "backing off until t=" +
+             (r.until ? std::to_string(to_seconds(*r.until)) + "s" : std::string("?"));
+    case reason_code::no_victims:
+      return "no set of preemptible lower-priority jobs frees enough room";
+  }
+  return "?";
+}
+
+/// @brief The outcome for one pending job in one cycle.
+struct decision {
+  job_id job;
+  verdict kind = verdict::defer;
+  reason why;
+  std::vector<task_allocation> placement;  ///< admit: one allocation per task
+  std::vector<job_id> victims;             ///< admit by preemption: jobs evicted (whole)
+  reason preemption;                       ///< defer after a failed preemption attempt
+};
+
+/// Renders a placement, one entry per task: `node` (CPU-only), `node[gpu0-3]` (whole GPUs,
+/// node-local indices, runs compressed), `node[gpu1:250m]` (a share), `node[gpu0:mig0-3]` (a MIG
+/// instance on memory slices 0..3).
+inline std::string describe_placement(const std::vector<task_allocation>& p, const cluster& c) {
+  std::string out;
+  for (const auto& a : p) {
+    if (!out.empty()) out += ", ";
+    out += c.name(a.node);
+    if (a.gpus.empty()) continue;
+    out += "[";
+    const auto base = c.first_gpu(a.node).value();
+    for (std::size_t k = 0; k < a.gpus.size();) {
+      const auto& g = a.gpus[k];
+      const auto local = g.gpu.value() - base;
+      out += (k != 0 ? "," : "") + std::string("gpu") + std::to_string(local);
+      if (g.mig_slots != 0) {
+        const int lo = std::countr_zero(static_cast<unsigned>(g.mig_slots));
+        const int hi = 31 - std::countl_zero(static_cast<unsigned>(g.mig_slots));
+        out += ":mig" + std::to_string(lo) + (hi > lo ? "-" + std::to_string(hi) : "");
+        ++k;
+        continue;
+      }
+      if (g.milli < whole_gpu_milli) {
+        out += ":" + std::to_string(g.milli.value()) + "m";
+        ++k;
+        continue;
+      }
+      std::size_t run = k + 1;  // compress consecutive whole GPUs
+      while (run < a.gpus.size() && a.gpus[run].milli == whole_gpu_milli &&
+             a.gpus[run].mig_slots == 0 && a.gpus[run].gpu.value() == g.gpu.value() + (run - k)) {
+        ++run;
+      }
+      if (run - k > 1) out += "-" + std::to_string(local + (run - k - 1));
+      k = run;
+    }
+    out += "]";
+  }
+  return out;
+}
+
+/// Renders a decision as one line: verdict, job, placement or victims, and the reason.
+/// `job` (the decided job's spec) is optional and names groups in reasons.
+inline std::string describe(const decision& d, const cluster& c, const job_spec* job = nullptr) {
+  std::string s = std::string(to_string(d.kind)) + " job " + std::to_string(d.job.value());
+  if (job != nullptr && !job->name.empty()) s += " '" + job->name + "'";
+  if (d.kind == verdict::admit) {
+    s += " on " + describe_placement(d.placement, c);
+    if (!d.victims.empty()) {
+      s += " after preempting";
+      for (auto v : d.victims) s += " job " + std::to_string(v.value());
+    }
+    return s;
+  }
+  s += ": " + describe(d.why, job);
+  if (d.preemption.code == reason_code::no_victims && d.preemption.available > 0) {
+    s += "; preemption: " + describe(d.preemption, job);
+  }
+  return s;
+}
+
+GPUSCHED_END_NAMESPACE

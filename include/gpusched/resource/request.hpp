@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// What one task asks for: a GPU demand (none, whole GPUs, a milli share of one GPU, or one MIG
+/// instance), CPU, memory, and the GPU models it may run on.
+#pragma once
+
+#include <cstdint>  // std::uint8_t
+#include <string>
+
+#include "gpusched/config.hpp"
+#include "gpusched/core/error.hpp"
+#include "gpusched/core/quantity.hpp"
+#include "gpusched/resource/gpu_model.hpp"
+
+GPUSCHED_BEGIN_NAMESPACE
+
+/// The kind of GPU a task needs.
+enum class gpu_demand_kind : std::uint8_t {
+  none,   ///< CPU-only task (a launcher, a parameter server)
+  whole,  ///< `count` whole GPUs on one node, exclusively
+  share,  ///< a share (1..1000 milli) of one GPU, co-located with other shares
+  mig,    ///< one MIG instance of the given slice geometry
+};
+
+/// @brief A task's GPU demand. Build it with the named constructors.
+struct gpu_demand {
+  gpu_demand_kind kind = gpu_demand_kind::none;
+  gpu_count count{};             ///< whole: number of GPUs
+  milli_gpu share{};             ///< share: thousandths of one GPU
+  std::uint8_t mig_compute = 0;  ///< mig: compute slices
+  std::uint8_t mig_memory = 0;   ///< mig: memory slices
+
+  static constexpr gpu_demand none() noexcept { return {}; }
+  static constexpr gpu_demand whole(gpu_count n) noexcept {
+    return {gpu_demand_kind::whole, n, {}, 0, 0};
+  }
+  static constexpr gpu_demand fraction(milli_gpu m) noexcept {
+    return {gpu_demand_kind::share, {}, m, 0, 0};
+  }
+  static constexpr gpu_demand mig(std::uint8_t compute, std::uint8_t memory) noexcept {
+    return {gpu_demand_kind::mig, {}, {}, compute, memory};
+  }
+  /// Whole GPUs asked for (0 unless `whole`).
+  [[nodiscard]] constexpr gpu_count whole_gpus() const noexcept {
+    return kind == gpu_demand_kind::whole ? count : gpu_count{0};
+  }
+  /// The demand in milli-GPU (whole: count x 1000; share: the share; MIG and none: 0).
+  [[nodiscard]] constexpr milli_gpu milli() const noexcept {
+    switch (kind) {
+      case gpu_demand_kind::whole:
+        return whole_gpu_milli * count.value();
+      case gpu_demand_kind::share:
+        return share;
+      default:
+        return milli_gpu{0};
+    }
+  }
+  friend constexpr bool operator==(const gpu_demand&, const gpu_demand&) noexcept = default;
+};
+
+/// @brief Everything one task needs from one node.
+struct task_request {
+  gpu_demand gpu;
+  cpu_millis cpu{};
+  memory_mib memory{};
+  gpu_model_set allowed_models;  ///< empty: any model
+  friend bool operator==(const task_request&, const task_request&) noexcept = default;
+};
+
+/// The most GPUs one node may have (and so one task may hold).
+inline constexpr int max_gpus_per_node = 16;
+
+/// Checks a request's values. `where` names the request in messages (e.g. `job 7 group
+/// 'worker'`). @throws invalid_value_error naming the field and value: negative CPU or memory,
+/// zero or negative whole count, a count above `max_gpus_per_node`, a share outside 1..1000,
+/// zero MIG slices, or an allowed model not in `catalog`.
+inline void validate(const task_request& r, const gpu_catalog& catalog, const std::string& where) {
+  if (r.cpu < cpu_millis{0}) {
+    throw invalid_value_error(error_id::invalid_value, where, "cpu", std::to_string(r.cpu.value()),
+                              "must not be negative");
+  }
+  if (r.memory < memory_mib{0}) {
+    throw invalid_value_error(error_id::invalid_value, where, "memory",
+                              std::to_string(r.memory.value()), "must not be negative");
+  }
+  switch (r.gpu.kind) {
+    case gpu_demand_kind::none:
+      break;
+    case gpu_demand_kind::whole:
+      if (r.gpu.count <= gpu_count{0} || r.gpu.count > gpu_count{max_gpus_per_node}) {
+        throw invalid_value_error(
+            error_id::invalid_value, where, "gpu.count", std::to_string(r.gpu.count.value()),
+            "must be 1.." + std::to_string(max_gpus_per_node) + " (whole GPUs on one node)");
+      }
+      break;
+    case gpu_demand_kind::share:
+      if (r.gpu.share <= milli_gpu{0} || r.gpu.share > whole_gpu_milli) {
+        throw invalid_value_error(error_id::invalid_value, where, "gpu.share",
+                                  std::to_string(r.gpu.share.value()),
+                                  "a share is 1..1000 milli-GPU of one GPU; ask for whole GPUs "
+                                  "for more");
+      }
+      break;
+    case gpu_demand_kind::mig:
+      if (r.gpu.mig_compute == 0 || r.gpu.mig_memory == 0) {
+        throw invalid_value_error(
+            error_id::invalid_value, where, "gpu.mig",
+            std::to_string(r.gpu.mig_compute) + "c/" + std::to_string(r.gpu.mig_memory) + "m",
+            "a MIG demand needs compute and memory slices");
+      }
+      break;
+  }
+  for (std::size_t i = 0; i < gpu_model_set::max_models; ++i) {
+    const gpu_model_id id{static_cast<gpu_model_id::rep>(i)};
+    if (r.allowed_models.contains(id) && !catalog.contains(id)) {
+      throw invalid_value_error(error_id::unknown_name, where, "allowed_models", std::to_string(i),
+                                "not a model of the catalog");
+    }
+  }
+}
+
+GPUSCHED_END_NAMESPACE

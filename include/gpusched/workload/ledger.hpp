@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The allocation ledger: the only way cluster state changes. It records which running job holds
+/// which task allocations, and offers transactions (an undo log) to place a gang, or evict
+/// victims and place a preemptor, tentatively, then commit or roll back in time proportional to
+/// what was touched, never to the cluster size.
+///
+/// The ledger sits above `workload/` rather than in `cluster/` because it binds jobs to
+/// allocations: it stores the running jobs' specs so that policies (preemption, fair share) can
+/// read priorities, tenants and checkpoint state of what runs.
+#pragma once
+
+#include <algorithm>  // std::find
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>  // std::move, std::exchange
+#include <vector>
+
+#include "gpusched/cluster/allocation.hpp"
+#include "gpusched/cluster/cluster.hpp"
+#include "gpusched/config.hpp"
+#include "gpusched/core/error.hpp"
+#include "gpusched/core/ids.hpp"
+#include "gpusched/core/time.hpp"
+#include "gpusched/workload/job.hpp"
+
+GPUSCHED_BEGIN_NAMESPACE
+
+/// @brief A job that holds resources.
+struct running_job {
+  job_spec spec;
+  sim_time start{};
+  std::vector<task_allocation> tasks;
+
+  /// Tasks of group `g` that this job runs (its chosen size, for elastic groups).
+  [[nodiscard]] std::int32_t tasks_in_group(std::size_t g) const noexcept {
+    std::int32_t n = 0;
+    for (const auto& t : tasks) n += t.group == g ? 1 : 0;
+    return n;
+  }
+  /// Whole-GPU equivalents held: sum of grant milli / 1000 plus MIG instances count as 0.
+  [[nodiscard]] std::int64_t milli_gpus() const noexcept {
+    std::int64_t m = 0;
+    for (const auto& t : tasks) {
+      for (const auto& g : t.gpus) m += g.milli.value();
+    }
+    return m;
+  }
+};
+
+/// @brief The cluster plus who holds what. Single writer; not thread-safe.
+class ledger {
+ public:
+  class transaction;
+
+  ledger() = default;
+  explicit ledger(cluster c) : cluster_(std::move(c)) {}
+
+  [[nodiscard]] const cluster& state() const noexcept { return cluster_; }
+  /// Running jobs in an unspecified but deterministic order.
+  [[nodiscard]] std::span<const running_job> running() const noexcept { return running_; }
+  [[nodiscard]] const running_job* find(job_id id) const noexcept {
+    const auto it = index_.find(id);
+    return it == index_.end() ? nullptr : &running_[it->second];
+  }
+  [[nodiscard]] bool is_running(job_id id) const noexcept { return index_.contains(id); }
+
+  /// Returns every resource `id` holds and forgets the job. O(tasks of the job + log nodes).
+  /// @throws invalid_value_error (unknown_id) if `id` is not running; nothing changes then.
+  void release(job_id id) {
+    GPUSCHED_EXPECTS(!tx_open_);
+    const auto it = index_.find(id);
+    if (it == index_.end()) {
+      throw invalid_value_error(error_id::unknown_id, "ledger", "job", std::to_string(id.value()),
+                                "not running");
+    }
+    for (const auto& t : running_[it->second].tasks) cluster_.apply(t, -1);
+    erase_running(it->second);
+  }
+
+  /// Opens a transaction. @pre no other transaction of this ledger is open.
+  [[nodiscard]] transaction begin() noexcept;
+
+ private:
+  void erase_running(std::size_t pos) {
+    const job_id id = running_[pos].spec.id;
+    if (pos + 1 != running_.size()) {
+      running_[pos] = std::move(running_.back());
+      index_[running_[pos].spec.id] = pos;
+    }
+    running_.pop_back();
+    index_.erase(id);
+  }
+
+  cluster cluster_;
+  std::vector<running_job> running_;
+  std::unordered_map<job_id, std::size_t> index_;
+  // transaction scratch, reused so that transactions do not allocate once warmed up
+  std::vector<task_allocation> tx_placed_;
+  std::vector<job_id> tx_evicted_;
+  bool tx_open_ = false;
+};
+
+/// @brief Tentative changes to a ledger: evictions and placements, applied to the cluster at
+/// once (so later queries see them) and undone on `rollback()` or destruction unless committed.
+///
+/// Laws: after `rollback()` the ledger equals its state before `begin()`; `commit` makes the
+/// evictions final and registers the placed tasks as one running job. Every operation is
+/// O(what it touches); rollback is O(placed + evicted tasks).
+class ledger::transaction {
+ public:
+  transaction(const transaction&) = delete;
+  transaction& operator=(const transaction&) = delete;
+  transaction(transaction&& o) noexcept : l_(std::exchange(o.l_, nullptr)) {}
+  transaction& operator=(transaction&&) = delete;
+  ~transaction() {
+    if (l_ != nullptr) rollback();
+  }
+
+  /// The cluster as changed so far.
+  [[nodiscard]] const cluster& state() const noexcept { return l_->cluster_; }
+  [[nodiscard]] const ledger& owner() const noexcept { return *l_; }
+
+  /// Applies `a` if it fits (`cluster::can_apply`); returns false and changes nothing otherwise.
+  bool place(const task_allocation& a) {
+    GPUSCHED_EXPECTS(l_ != nullptr);
+    if (!l_->cluster_.can_apply(a)) return false;
+    l_->tx_placed_.push_back(a);
+    l_->cluster_.apply(a, +1);
+    return true;
+  }
+  /// Tentatively returns everything `id` holds.
+  /// @throws invalid_value_error (unknown_id) if `id` is not running or already evicted here.
+  void evict(job_id id) {
+    GPUSCHED_EXPECTS(l_ != nullptr);
+    const auto* r = l_->find(id);
+    if (r == nullptr ||
+        std::find(l_->tx_evicted_.begin(), l_->tx_evicted_.end(), id) != l_->tx_evicted_.end()) {
+      throw invalid_value_error(error_id::unknown_id, "transaction", "evict",
+                                std::to_string(id.value()), "not running (or evicted twice)");
+    }
+    l_->tx_evicted_.push_back(id);
+    for (const auto& t : r->tasks) l_->cluster_.apply(t, -1);
+  }
+  [[nodiscard]] std::span<const task_allocation> placed() const noexcept { return l_->tx_placed_; }
+  [[nodiscard]] std::span<const job_id> evicted() const noexcept { return l_->tx_evicted_; }
+
+  /// Undoes every placement (newest first), then every eviction, and closes the transaction.
+  void rollback() noexcept {
+    GPUSCHED_EXPECTS(l_ != nullptr);
+    auto& placed = l_->tx_placed_;
+    for (auto it = placed.rbegin(); it != placed.rend(); ++it) l_->cluster_.apply(*it, -1);
+    for (const job_id id : l_->tx_evicted_) {
+      for (const auto& t : l_->find(id)->tasks) l_->cluster_.apply(t, +1);
+    }
+    close();
+  }
+
+  /// Makes evictions final and, if anything was placed, registers it as running job `spec`
+  /// started at `start`. @pre `spec.id` is not running (unless it is among the evicted).
+  void commit(job_spec spec, sim_time start) {
+    GPUSCHED_EXPECTS(l_ != nullptr);
+    finish_evictions();
+    GPUSCHED_EXPECTS(!l_->is_running(spec.id));
+    if (!l_->tx_placed_.empty()) {
+      l_->index_.emplace(spec.id, l_->running_.size());
+      l_->running_.push_back(
+          running_job{std::move(spec), start, {l_->tx_placed_.begin(), l_->tx_placed_.end()}});
+    }
+    close();
+  }
+  /// Makes evictions final. @pre nothing was placed.
+  void commit() {
+    GPUSCHED_EXPECTS(l_ != nullptr && l_->tx_placed_.empty());
+    finish_evictions();
+    close();
+  }
+
+ private:
+  friend class ledger;
+  explicit transaction(ledger& l) noexcept : l_(&l) {}
+  void finish_evictions() {
+    for (const job_id id : l_->tx_evicted_) l_->erase_running(l_->index_.at(id));
+  }
+  void close() noexcept {
+    l_->tx_placed_.clear();
+    l_->tx_evicted_.clear();
+    l_->tx_open_ = false;
+    l_ = nullptr;
+  }
+  ledger* l_;
+};
+
+inline ledger::transaction ledger::begin() noexcept {
+  GPUSCHED_EXPECTS(!tx_open_);
+  tx_open_ = true;
+  return transaction{*this};
+}
+
+GPUSCHED_END_NAMESPACE

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <doctest/doctest.h>
+
+#include <type_traits>
+#include <vector>
+
+#include <gpusched/check/invariants.hpp>
+#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/pipeline/pipeline.hpp>
+
+#include "generators.hpp"
+
+namespace gs = gpusched;
+using namespace gpusched::literals;
+
+// make_pipeline routes by tag, in any order, and fills defaults.
+using routed = decltype(gs::make_pipeline(gs::no_preemption{}, gs::priority_ordering{}));
+static_assert(std::is_same_v<routed::ordering_type, gs::priority_ordering>);
+static_assert(std::is_same_v<routed::preemption_type, gs::no_preemption>);
+static_assert(std::is_same_v<routed::admission_type, gs::default_admission>);
+static_assert(std::is_same_v<decltype(gs::make_pipeline()), gs::default_pipeline>);
+// stateless policies cost no space: only gang_admission (one bool) and the buffers take room
+struct same_state_as_default_pipeline {
+  gs::gang_admission a;
+  std::vector<const gs::job_spec*> q;
+  std::vector<gs::job_id> ids;
+};
+static_assert(sizeof(gs::default_pipeline) == sizeof(same_state_as_default_pipeline));
+
+namespace {
+gs::job_spec gang(unsigned id, int tasks, int gpus, int priority = 0, int submit = 0) {
+  gs::job_spec j;
+  j.id = gs::job_id{id};
+  j.name = "j" + std::to_string(id);
+  j.priority = priority;
+  j.submit = gs::at(gs::seconds(submit));
+  j.groups.push_back(
+      {"worker", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, tasks, -1});
+  return j;
+}
+int gpus_held(const gs::ledger& book, unsigned id) {
+  const auto* r = book.find(gs::job_id{id});
+  if (r == nullptr) return 0;
+  int n = 0;
+  for (const auto& t : r->tasks) n += static_cast<int>(t.gpus.size());
+  return n;
+}
+const gs::decision& of(const gs::cycle_result& r, unsigned id) {
+  for (const auto& d : r.decisions) {
+    if (d.job == gs::job_id{id}) return d;
+  }
+  FAIL("no decision for job " << id);
+  return r.decisions.front();
+}
+// 8 nodes x 8 GPUs, with a 4-GPU job running: 60 of 64 GPUs free.
+gs::ledger sixty_free(gs::random_engine& g) {
+  gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(8, 8)));
+  std::vector<gs::job_spec> first = {gang(1, 1, 4)};
+  auto p = gs::make_pipeline();
+  p.schedule(book, first, {}, g);
+  REQUIRE(book.state().total_free_whole_gpus() == 60);
+  return book;
+}
+}  // namespace
+
+TEST_SUITE("pipeline") {
+  TEST_CASE(
+      "a 64-rank gang on 60 free GPUs is not admitted, holds nothing, and smaller jobs "
+      "behind it proceed under best effort") {
+    gs::random_engine g(1);
+    auto book = sixty_free(g);
+    const std::vector<gs::job_spec> pending = {gang(2, 64, 1, 0, 1), gang(3, 2, 4, 0, 2),
+                                               gang(4, 1, 8, 0, 3)};
+    auto p = gs::make_pipeline();
+    const auto res = p.schedule(book, pending, gs::at(gs::seconds(10)), g);
+    const auto& big = of(res, 2);
+    CHECK(big.kind == gs::verdict::defer);
+    CHECK(big.why.code == gs::reason_code::insufficient);
+    CHECK(big.why.needed == 64);
+    CHECK(big.why.available == 60);
+    CHECK(big.placement.empty());
+    CHECK(gpus_held(book, 2) == 0);
+    CHECK(of(res, 3).kind == gs::verdict::admit);
+    CHECK(of(res, 4).kind == gs::verdict::admit);
+    CHECK(gs::describe(big.why) == "needs 64 GPUs in all, only 60 free in the cluster");
+    CHECK(gs::check_invariants(book).ok());
+  }
+
+  TEST_CASE("under strict FIFO the jobs behind a gang that does not fit wait, naming the head") {
+    gs::random_engine g(1);
+    auto book = sixty_free(g);
+    const std::vector<gs::job_spec> pending = {gang(2, 64, 1, 0, 1), gang(3, 2, 4, 0, 2)};
+    auto p = gs::make_pipeline(gs::gang_admission{.strict_fifo = true});
+    const auto res = p.schedule(book, pending, {}, g);
+    CHECK(of(res, 2).kind == gs::verdict::defer);
+    CHECK(of(res, 3).kind == gs::verdict::defer);
+    CHECK(of(res, 3).why.code == gs::reason_code::blocked_by_head);
+    CHECK(of(res, 3).why.related == gs::job_id{2});
+    CHECK(book.running().size() == 1);
+  }
+
+  TEST_CASE("two gangs that each need 6 of 8 free GPUs never hold 4 + 4") {
+    gs::random_engine g(1);
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 4)));
+    const std::vector<gs::job_spec> pending = {gang(1, 6, 1), gang(2, 6, 1)};
+    auto p = gs::make_pipeline();
+    const auto res = p.schedule(book, pending, {}, g);
+    CHECK(res.count(gs::verdict::admit) == 1);
+    CHECK(gpus_held(book, 1) == 6);
+    CHECK(gpus_held(book, 2) == 0);
+    CHECK(of(res, 2).why.code == gs::reason_code::insufficient);
+  }
+
+  TEST_CASE("a gang fragmented across nodes is deferred with no_fit and the best node's room") {
+    gs::random_engine g(1);
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 8)));
+    std::vector<gs::job_spec> first = {gang(1, 2, 5)};  // leaves 3 + 3 free
+    auto p = gs::make_pipeline();
+    p.schedule(book, first, {}, g);
+    const std::vector<gs::job_spec> pending = {gang(2, 1, 4)};
+    const auto res = p.schedule(book, pending, {}, g);
+    CHECK(of(res, 2).why.code == gs::reason_code::no_fit);
+    CHECK(of(res, 2).why.needed == 4);
+    CHECK(of(res, 2).why.available == 3);
+    CHECK(gs::describe(of(res, 2).why, &pending[0]) ==
+          "group 'worker': no node can host a task needing 4 GPUs (the most free on one node: 3)");
+  }
+
+  TEST_CASE("preemption evicts lower-priority gangs and places the preemptor in one commit") {
+    gs::random_engine g(1);
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 8)));
+    auto p = gs::make_pipeline();
+    std::vector<gs::job_spec> low = {gang(1, 1, 8, 0), gang(2, 1, 8, 1)};
+    p.schedule(book, low, {}, g);
+    REQUIRE(book.running().size() == 2);
+    std::vector<gs::job_spec> urgent = {gang(3, 1, 8, 5)};
+    const auto res = p.schedule(book, urgent, {}, g);
+    const auto& d = of(res, 3);
+    CHECK(d.kind == gs::verdict::admit);
+    CHECK(d.why.code == gs::reason_code::placed_by_preemption);
+    CHECK(d.victims == std::vector<gs::job_id>{gs::job_id{1}});  // the lowest priority
+    CHECK_FALSE(book.is_running(gs::job_id{1}));
+    CHECK(book.is_running(gs::job_id{2}));
+    CHECK(gs::check_invariants(book).ok());
+  }
+
+  TEST_CASE("when no victim set makes room, nobody is evicted") {
+    gs::random_engine g(1);
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 8)));
+    auto p = gs::make_pipeline();
+    std::vector<gs::job_spec> low = {gang(1, 1, 8, 0)};
+    auto keep = gang(2, 1, 8, 0);
+    keep.preemptible = false;
+    low.push_back(keep);
+    p.schedule(book, low, {}, g);
+    std::vector<gs::job_spec> urgent = {gang(3, 2, 8, 5)};  // needs both nodes
+    const auto res = p.schedule(book, urgent, {}, g);
+    CHECK(of(res, 3).kind == gs::verdict::defer);
+    CHECK(of(res, 3).preemption.code == gs::reason_code::no_victims);
+    CHECK(book.is_running(gs::job_id{1}));
+    CHECK(book.is_running(gs::job_id{2}));
+  }
+
+  TEST_CASE("duplicate or running ids in the pending list throw before anything changes") {
+    gs::random_engine g(1);
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 8)));
+    auto p = gs::make_pipeline();
+    std::vector<gs::job_spec> dup = {gang(1, 1, 1), gang(2, 1, 1), gang(1, 1, 1)};
+    CHECK_THROWS_WITH_AS(
+        p.schedule(book, dup, {}, g),
+        "[gpusched.duplicate_id] pending queue: field 'id' = 1: job id appears twice",
+        gs::invalid_value_error);
+    CHECK(book.running().empty());
+    std::vector<gs::job_spec> one = {gang(5, 1, 1)};
+    p.schedule(book, one, {}, g);
+    CHECK_THROWS_AS(p.schedule(book, one, {}, g), gs::invalid_value_error);
+    CHECK(book.running().size() == 1);
+  }
+
+  TEST_CASE("a pipeline chosen by names decides exactly as the static one") {
+    const auto seed = gs::seed_from_env(77);
+    INFO("seed = " << seed);
+    gs::random_engine gen(seed);
+    const auto cat = gs::basic_catalog();
+    const auto nodes = gs::testing::random_nodes(gen, 16);
+    std::vector<gs::job_spec> jobs;
+    for (unsigned i = 1; i <= 60; ++i) {
+      jobs.push_back(gs::testing::random_job(gen, cat, gs::job_id{i},
+                                             gs::at(gs::seconds(static_cast<int>(i)))));
+    }
+    gs::ledger a(gs::cluster(cat, nodes)), b(gs::cluster(cat, nodes));
+    gs::random_engine ga(1), gb(1);
+    auto stat = gs::make_pipeline(gs::priority_ordering{}, gs::gang_admission{.strict_fifo = true});
+    auto dyn =
+        gs::make_pipeline(gs::pipeline_config{.ordering = "priority", .admission = "gang-strict"});
+    CHECK(dyn.admission().name() == "gang-strict");
+    const auto ra = stat.schedule(a, jobs, {}, ga);
+    const auto rb = dyn.schedule(b, jobs, {}, gb);
+    REQUIRE(ra.decisions.size() == rb.decisions.size());
+    for (std::size_t i = 0; i < ra.decisions.size(); ++i) {
+      CHECK(ra.decisions[i].job == rb.decisions[i].job);
+      CHECK(ra.decisions[i].kind == rb.decisions[i].kind);
+      CHECK(ra.decisions[i].why == rb.decisions[i].why);
+      CHECK(ra.decisions[i].placement == rb.decisions[i].placement);
+    }
+  }
+
+  TEST_CASE("unknown policy names are clear errors listing the known ones") {
+    CHECK_THROWS_WITH_AS(gs::make_packing_policy("worst-fit"),
+                         "[gpusched.unknown_name] policy registry: field 'packing' = worst-fit: "
+                         "unknown policy (known: first-fit)",
+                         gs::invalid_value_error);
+    CHECK_THROWS_AS(gs::make_pipeline(gs::pipeline_config{.preemption = "random"}),
+                    gs::invalid_value_error);
+    CHECK(gs::make_preemption_policy("none").name() == "none");
+  }
+}
