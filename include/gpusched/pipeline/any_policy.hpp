@@ -95,6 +95,9 @@ class any_admission_policy {
     virtual admission_verdict admit(const schedule_context&, const job_spec&) = 0;
     virtual queue_action on_unplaced(const schedule_context&, const job_spec&, const reason&) = 0;
     virtual void begin_cycle(const schedule_context&) = 0;
+    virtual admission_verdict approve(const schedule_context&, const job_spec&,
+                                      ledger::transaction&) = 0;
+    virtual void on_committed(const schedule_context&, const decision&) = 0;
     virtual void on_admitted(const schedule_context&, const job_spec&) = 0;
   };
   template <class P>
@@ -109,6 +112,14 @@ class any_admission_policy {
     }
     void begin_cycle(const schedule_context& c) override {
       if constexpr (requires { this->p.begin_cycle(c); }) this->p.begin_cycle(c);
+    }
+    admission_verdict approve(const schedule_context& c, const job_spec& j,
+                              ledger::transaction& tx) override {
+      if constexpr (requires { this->p.approve(c, j, tx); }) return this->p.approve(c, j, tx);
+      return {verdict::admit, {}};
+    }
+    void on_committed(const schedule_context& c, const decision& d) override {
+      if constexpr (requires { this->p.on_committed(c, d); }) this->p.on_committed(c, d);
     }
     void on_admitted(const schedule_context& c, const job_spec& j) override {
       if constexpr (requires { this->p.on_admitted(c, j); }) this->p.on_admitted(c, j);
@@ -129,6 +140,11 @@ class any_admission_policy {
     return self_->on_unplaced(c, j, r);
   }
   void begin_cycle(const schedule_context& c) { self_->begin_cycle(c); }
+  admission_verdict approve(const schedule_context& c, const job_spec& j,
+                            ledger::transaction& tx) {
+    return self_->approve(c, j, tx);
+  }
+  void on_committed(const schedule_context& c, const decision& d) { self_->on_committed(c, d); }
   void on_admitted(const schedule_context& c, const job_spec& j) { self_->on_admitted(c, j); }
 
  private:

@@ -58,6 +58,12 @@ struct cycle_result {
 /// 4. a job that still does not fit is deferred with the reason, and `Admit::on_unplaced` says
 ///    whether later jobs wait (strict FIFO) or go on.
 ///
+/// Optional admission hooks, called when the admission policy has them: `begin_cycle(ctx)`
+/// before ordering; `approve(ctx, job, tx) -> admission_verdict` after a successful tentative
+/// placement and before commit (quota checks on the exact placement, backfill reservation
+/// checks; a refusal rolls the transaction back and skips preemption); `on_committed(ctx,
+/// decision)` and `on_admitted(ctx, job)` after a commit.
+///
 /// Admitted jobs are committed into `book` (so later jobs in the cycle see them) and reported
 /// with their placement and victims; the caller starts them, stops the victims, and removes
 /// admitted jobs from its queue. Invariant: no gang is ever left half-placed in `book`.
@@ -127,43 +133,61 @@ class pipeline {
         d.why = av.why;
         continue;
       }
-      if (try_place(ctx, book, *j, now, {}, d)) continue;
-
-      // Does not fit on free resources: ask the preemption policy, then re-place with victims.
-      const auto probe = [&](std::span<const job_id> victims) {
-        auto tx = book.begin();
-        for (job_id v : victims) tx.evict(v);
-        return place_.place(ctx, *j, packing_ref(pack_), tx).placed;  // rolled back by ~tx
-      };
-      preemption_plan plan = preempt_.select(ctx, *j, fit_probe(probe));
-      if (!plan.victims.empty() && try_place(ctx, book, *j, now, plan.victims, d)) {
-        d.victims = std::move(plan.victims);
-        continue;
+      const attempt first = try_place(ctx, book, *j, now, {}, d);
+      if (first == attempt::placed) continue;
+      if (first == attempt::unplaced) {
+        // Does not fit on free resources: ask the preemption policy, then re-place with victims.
+        const auto probe = [&](std::span<const job_id> victims) {
+          auto tx = book.begin();
+          for (job_id v : victims) tx.evict(v);
+          return place_.place(ctx, *j, packing_ref(pack_), tx).placed;  // rolled back by ~tx
+        };
+        preemption_plan plan = preempt_.select(ctx, *j, fit_probe(probe));
+        if (!plan.victims.empty() &&
+            try_place(ctx, book, *j, now, plan.victims, d) == attempt::placed) {
+          continue;
+        }
+        d.preemption = plan.why;
       }
-      d.preemption = plan.why;
+      if (d.kind == verdict::reject) continue;
       if (admit_.on_unplaced(ctx, *j, d.why) == queue_action::block) head = j;
     }
   }
 
  private:
-  /// Places `j` after evicting `victims`, in one transaction. On success commits and fills `d`.
-  bool try_place(const schedule_context& ctx, ledger& book, const job_spec& j, sim_time now,
-                 std::span<const job_id> victims, decision& d) {
+  enum class attempt : std::uint8_t { placed, unplaced, refused };
+
+  /// Places `j` after evicting `victims`, in one transaction; asks the admission policy's
+  /// optional `approve(ctx, job, tx)` (which sees the tentative placement) before committing.
+  /// On success commits, fills `d` and calls the optional `on_committed(ctx, d)` and
+  /// `on_admitted(ctx, job)` hooks. `refused`: placed but not approved (`d` holds the verdict).
+  attempt try_place(const schedule_context& ctx, ledger& book, const job_spec& j, sim_time now,
+                    std::span<const job_id> victims, decision& d) {
     auto tx = book.begin();
     for (job_id v : victims) tx.evict(v);
     const placement_outcome o = place_.place(ctx, j, packing_ref(pack_), tx);
     if (!o.placed) {
       if (victims.empty()) d.why = o.why;
-      return false;  // ~tx rolls back
+      return attempt::unplaced;  // ~tx rolls back
+    }
+    if constexpr (requires { admit_.approve(ctx, j, tx); }) {
+      const admission_verdict v = admit_.approve(ctx, j, tx);
+      if (v.kind != verdict::admit) {
+        d.kind = v.kind;
+        d.why = v.why;
+        return attempt::refused;  // ~tx rolls back
+      }
     }
     d.kind = verdict::admit;
     d.why = victims.empty()
                 ? o.why
                 : reason{reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
     d.placement.assign(tx.placed().begin(), tx.placed().end());
+    d.victims.assign(victims.begin(), victims.end());
     tx.commit(j, now);
+    if constexpr (requires { admit_.on_committed(ctx, d); }) admit_.on_committed(ctx, d);
     if constexpr (requires { admit_.on_admitted(ctx, j); }) admit_.on_admitted(ctx, j);
-    return true;
+    return attempt::placed;
   }
 
   void check_ids(const ledger& book, std::span<const job_spec> pending) {

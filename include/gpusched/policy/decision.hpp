@@ -111,8 +111,24 @@ struct reason {
   std::int32_t group = -1;     ///< task group concerned, or -1
   job_id related;              ///< blocking job or reservation holder
   std::optional<sim_time> until;
+  gpu_model_id model;          ///< the GPU model, when `resource` is per-model GPUs
+  std::int32_t scope = -1;     ///< the quota node (queue or cohort) that limits, or -1
+  std::int32_t tasks_placed = -1;  ///< no_fit: tasks of the gang the best attempt placed
   friend bool operator==(const reason&, const reason&) noexcept = default;
 };
+
+/// `t` as seconds since the epoch with at most 3 decimals, e.g. `12s`, `0.5s`.
+inline std::string seconds_text(sim_time t) {
+  const auto ms = t.time_since_epoch().count();
+  std::string s = std::to_string(ms / 1000);
+  if (const auto frac = ms % 1000; frac != 0) {
+    std::string f = std::to_string(frac < 0 ? -frac : frac);
+    f.insert(0, 3 - f.size(), '0');
+    while (f.back() == '0') f.pop_back();
+    s += "." + f;
+  }
+  return s + "s";
+}
 
 /// Renders a reason as one line of English; names the group when `job` is given.
 inline std::string describe(const reason& r, const job_spec* job = nullptr) {
@@ -138,7 +154,10 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
              " free in the cluster";
     case reason_code::no_fit:
       return group() + "no node can host a task needing " + amounts() +
-             " (the most free on one node: " + std::to_string(r.available) + ")";
+             " (the most free on one node: " + std::to_string(r.available) + ")" +
+             (r.tasks_placed >= 0
+                  ? "; the best attempt placed " + std::to_string(r.tasks_placed) + " tasks"
+                  : std::string());
     case reason_code::unschedulable:
       if (r.group >= 0) {
         return group() + "a task needs " + amounts() + ", more than any node has (at most " +
@@ -150,12 +169,15 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
       return "blocked behind job " + std::to_string(r.related.value()) +
              ", which is first in the strict queue and does not fit";
     case reason_code::over_quota:
-      return "over quota: needs " + amounts() + ", " + std::to_string(r.available) + " left";
+      return "over quota: needs " + amounts() + (r.model.valid() ? " of model #" + std::to_string(r.model.value()) : std::string()) +
+             ", " + std::to_string(r.available) + " left" +
+             (r.scope >= 0 ? " (quota node #" + std::to_string(r.scope) + ")" : std::string());
     case reason_code::reservation:
-      return "would delay the reservation of job " + std::to_string(r.related.value());
+      return "would delay the reservation of job " + std::to_string(r.related.value()) +
+             (r.until ? " (starting at t=" + seconds_text(*r.until) + ")" : std::string());
     case reason_code::backoff:
-      return "backing off until t=" +
-             (r.until ? std::to_string(to_seconds(*r.until)) + "s" : std::string("?"));
+      return "backing off after " + std::to_string(r.needed) + " failed attempts, until t=" +
+             (r.until ? seconds_text(*r.until) : std::string("?"));
     case reason_code::no_victims:
       return "no set of preemptible lower-priority jobs frees enough room";
   }

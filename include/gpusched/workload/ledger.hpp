@@ -146,14 +146,43 @@ class ledger::transaction {
   [[nodiscard]] std::span<const task_allocation> placed() const noexcept { return l_->tx_placed_; }
   [[nodiscard]] std::span<const job_id> evicted() const noexcept { return l_->tx_evicted_; }
 
+  /// A point inside the transaction to roll back to (nested what-if searches).
+  struct savepoint {
+    std::size_t placed = 0;
+    std::size_t evicted = 0;
+  };
+  /// The current point. O(1).
+  [[nodiscard]] savepoint mark() const noexcept {
+    GPUSCHED_EXPECTS(l_ != nullptr);
+    return {l_->tx_placed_.size(), l_->tx_evicted_.size()};
+  }
+  /// Undoes, newest first, every placement and eviction made after `sp`; the transaction stays
+  /// open. @pre `sp` was taken from this transaction and not rolled past.
+  /// O(placements + evicted tasks undone).
+  void rollback_to(savepoint sp) noexcept {
+    GPUSCHED_EXPECTS(l_ != nullptr && sp.placed <= l_->tx_placed_.size() &&
+                     sp.evicted <= l_->tx_evicted_.size());
+    auto& placed = l_->tx_placed_;
+    while (placed.size() > sp.placed) {
+      l_->cluster_.apply(placed.back(), -1);
+      placed.pop_back();
+    }
+    auto& evicted = l_->tx_evicted_;
+    while (evicted.size() > sp.evicted) {
+      for (const auto& t : l_->find(evicted.back())->tasks) l_->cluster_.apply(t, +1);
+      evicted.pop_back();
+    }
+  }
+  /// True when `id` was evicted in this transaction. O(evicted).
+  [[nodiscard]] bool is_evicted(job_id id) const noexcept {
+    return std::find(l_->tx_evicted_.begin(), l_->tx_evicted_.end(), id) !=
+           l_->tx_evicted_.end();
+  }
+
   /// Undoes every placement (newest first), then every eviction, and closes the transaction.
   void rollback() noexcept {
     GPUSCHED_EXPECTS(l_ != nullptr);
-    auto& placed = l_->tx_placed_;
-    for (auto it = placed.rbegin(); it != placed.rend(); ++it) l_->cluster_.apply(*it, -1);
-    for (const job_id id : l_->tx_evicted_) {
-      for (const auto& t : l_->find(id)->tasks) l_->cluster_.apply(t, +1);
-    }
+    rollback_to({});
     close();
   }
 

@@ -167,3 +167,29 @@ TEST_SUITE("workload/ledger") {
     CHECK(book.state().gpu(gs::gpu_index{0}).mig_instances == 0);
   }
 }
+
+TEST_SUITE("workload/ledger") {
+  TEST_CASE("rolling back to a savepoint undoes only what came after it, evictions included") {
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 8)));
+    {
+      auto tx = book.begin();
+      REQUIRE(tx.place(whole(book.state(), 0, {0, 1, 2, 3})));
+      tx.commit(spec(1, 1, 4), {});
+    }
+    auto tx = book.begin();
+    REQUIRE(tx.place(whole(book.state(), 1, {0})));
+    const snapshot at_mark(book.state());
+    const auto sp = tx.mark();
+    tx.evict(gs::job_id{1});
+    REQUIRE(tx.place(whole(book.state(), 0, {0, 1, 2, 3, 4, 5})));
+    CHECK(tx.is_evicted(gs::job_id{1}));
+    tx.rollback_to(sp);
+    CHECK(snapshot(book.state()) == at_mark);
+    CHECK_FALSE(tx.is_evicted(gs::job_id{1}));
+    CHECK(tx.placed().size() == 1);
+    tx.commit(spec(2, 1, 1), {});
+    CHECK(book.is_running(gs::job_id{1}));
+    CHECK(book.is_running(gs::job_id{2}));
+    CHECK(gs::check_invariants(book).ok());
+  }
+}
