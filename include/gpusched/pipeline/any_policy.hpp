@@ -93,10 +93,11 @@ class any_admission_policy {
   struct iface : detail::named_iface {
     [[nodiscard]] virtual std::unique_ptr<iface> clone() const = 0;
     virtual admission_verdict admit(const schedule_context&, const job_spec&) = 0;
-    virtual queue_action on_unplaced(const schedule_context&, const job_spec&, const reason&) = 0;
+    virtual queue_action on_unplaced(const schedule_context&, const job_spec&, const reason&,
+                                     const admission_tools&) = 0;
     virtual void begin_cycle(const schedule_context&) = 0;
     virtual admission_verdict approve(const schedule_context&, const job_spec&,
-                                      ledger::transaction&) = 0;
+                                      ledger::transaction&, const admission_tools&) = 0;
     virtual void on_committed(const schedule_context&, const decision&) = 0;
     virtual void on_admitted(const schedule_context&, const job_spec&) = 0;
   };
@@ -106,17 +107,26 @@ class any_admission_policy {
     admission_verdict admit(const schedule_context& c, const job_spec& j) override {
       return this->p.admit(c, j);
     }
-    queue_action on_unplaced(const schedule_context& c, const job_spec& j,
-                             const reason& r) override {
-      return this->p.on_unplaced(c, j, r);
+    queue_action on_unplaced(const schedule_context& c, const job_spec& j, const reason& r,
+                             const admission_tools& t) override {
+      if constexpr (requires { this->p.on_unplaced(c, j, r, t); }) {
+        return this->p.on_unplaced(c, j, r, t);
+      } else {
+        return this->p.on_unplaced(c, j, r);
+      }
     }
     void begin_cycle(const schedule_context& c) override {
       if constexpr (requires { this->p.begin_cycle(c); }) this->p.begin_cycle(c);
     }
-    admission_verdict approve(const schedule_context& c, const job_spec& j,
-                              ledger::transaction& tx) override {
-      if constexpr (requires { this->p.approve(c, j, tx); }) return this->p.approve(c, j, tx);
-      return {verdict::admit, {}};
+    admission_verdict approve(const schedule_context& c, const job_spec& j, ledger::transaction& tx,
+                              const admission_tools& t) override {
+      if constexpr (requires { this->p.approve(c, j, tx, t); }) {
+        return this->p.approve(c, j, tx, t);
+      } else if constexpr (requires { this->p.approve(c, j, tx); }) {
+        return this->p.approve(c, j, tx);
+      } else {
+        return {verdict::admit, {}};
+      }
     }
     void on_committed(const schedule_context& c, const decision& d) override {
       if constexpr (requires { this->p.on_committed(c, d); }) this->p.on_committed(c, d);
@@ -136,13 +146,14 @@ class any_admission_policy {
   admission_verdict admit(const schedule_context& c, const job_spec& j) {
     return self_->admit(c, j);
   }
-  queue_action on_unplaced(const schedule_context& c, const job_spec& j, const reason& r) {
-    return self_->on_unplaced(c, j, r);
+  queue_action on_unplaced(const schedule_context& c, const job_spec& j, const reason& r,
+                           const admission_tools& t) {
+    return self_->on_unplaced(c, j, r, t);
   }
   void begin_cycle(const schedule_context& c) { self_->begin_cycle(c); }
-  admission_verdict approve(const schedule_context& c, const job_spec& j,
-                            ledger::transaction& tx) {
-    return self_->approve(c, j, tx);
+  admission_verdict approve(const schedule_context& c, const job_spec& j, ledger::transaction& tx,
+                            const admission_tools& t) {
+    return self_->approve(c, j, tx, t);
   }
   void on_committed(const schedule_context& c, const decision& d) { self_->on_committed(c, d); }
   void on_admitted(const schedule_context& c, const job_spec& j) { self_->on_admitted(c, j); }
@@ -267,7 +278,7 @@ using any_pipeline = pipeline<any_ordering_policy, any_admission_policy, any_pac
 /// @brief Names of the policies the registry knows, per family.
 struct policy_names {
   std::vector<std::string_view> ordering{"fifo", "priority"};
-  std::vector<std::string_view> admission{"gang", "gang-strict"};
+  std::vector<std::string_view> admission{"gang", "gang-strict", "gang-easy", "gang-conservative"};
   std::vector<std::string_view> packing{"first-fit"};
   std::vector<std::string_view> placement{"first-fit"};
   std::vector<std::string_view> preemption{"priority", "none"};
@@ -291,7 +302,9 @@ inline any_ordering_policy make_ordering_policy(std::string_view name) {
 }
 inline any_admission_policy make_admission_policy(std::string_view name) {
   if (name == "gang") return gang_admission{};
-  if (name == "gang-strict") return gang_admission{.strict_fifo = true};
+  if (name == "gang-strict") return gang_admission{queueing::strict_fifo};
+  if (name == "gang-easy") return gang_admission{queueing::easy_backfill};
+  if (name == "gang-conservative") return gang_admission{queueing::conservative_backfill};
   detail::unknown_policy("admission", name, policy_names{}.admission);
 }
 inline any_packing_policy make_packing_policy(std::string_view name) {

@@ -55,12 +55,12 @@ struct cycle_result {
 ///    when the whole gang is placed; otherwise the transaction is rolled back and `Preempt`
 ///    may propose victims; the pipeline evicts them and re-places the job in *one* transaction,
 ///    committing evictions and placement together or neither;
-/// 4. a job that still does not fit is deferred with the reason, and `Admit::on_unplaced` says
-///    whether later jobs wait (strict FIFO) or go on.
+/// 4. a job that still does not fit, or that admission deferred, is deferred with the reason,
+///    and `Admit::on_unplaced` says whether later jobs wait (strict FIFO) or go on.
 ///
 /// Optional admission hooks, called when the admission policy has them: `begin_cycle(ctx)`
-/// before ordering; `approve(ctx, job, tx) -> admission_verdict` after a successful tentative
-/// placement and before commit (quota checks on the exact placement, backfill reservation
+/// before ordering; `approve(ctx, job, tx[, tools]) -> admission_verdict` after a successful
+/// tentative placement and before commit (quota checks on the exact placement, backfill reservation
 /// checks; a refusal rolls the transaction back and skips preemption); `on_committed(ctx,
 /// decision)` and `on_admitted(ctx, job)` after a commit.
 ///
@@ -119,6 +119,11 @@ class pipeline {
     for (const auto& j : pending) queue_.push_back(&j);
     order_.order(ctx, std::span<const job_spec*>(queue_));
 
+    const auto placer = [&](const job_spec& job, ledger::transaction& tx) {
+      return place_.place(ctx, job, packing_ref(pack_), tx);
+    };
+    const admission_tools tools(book, admission_tools::placer(placer));
+
     const job_spec* head = nullptr;  // set when a strict queue blocked
     for (const job_spec* j : queue_) {
       decision& d = out.decisions.emplace_back();
@@ -131,9 +136,12 @@ class pipeline {
       if (av.kind != verdict::admit) {
         d.kind = av.kind;
         d.why = av.why;
+        if (av.kind == verdict::defer && unplaced(ctx, *j, d.why, tools) == queue_action::block) {
+          head = j;
+        }
         continue;
       }
-      const attempt first = try_place(ctx, book, *j, now, {}, d);
+      const attempt first = try_place(ctx, book, *j, now, {}, d, tools);
       if (first == attempt::placed) continue;
       if (first == attempt::unplaced) {
         // Does not fit on free resources: ask the preemption policy, then re-place with victims.
@@ -144,13 +152,13 @@ class pipeline {
         };
         preemption_plan plan = preempt_.select(ctx, *j, fit_probe(probe));
         if (!plan.victims.empty() &&
-            try_place(ctx, book, *j, now, plan.victims, d) == attempt::placed) {
+            try_place(ctx, book, *j, now, plan.victims, d, tools) == attempt::placed) {
           continue;
         }
         d.preemption = plan.why;
       }
       if (d.kind == verdict::reject) continue;
-      if (admit_.on_unplaced(ctx, *j, d.why) == queue_action::block) head = j;
+      if (unplaced(ctx, *j, d.why, tools) == queue_action::block) head = j;
     }
   }
 
@@ -161,8 +169,17 @@ class pipeline {
   /// optional `approve(ctx, job, tx)` (which sees the tentative placement) before committing.
   /// On success commits, fills `d` and calls the optional `on_committed(ctx, d)` and
   /// `on_admitted(ctx, job)` hooks. `refused`: placed but not approved (`d` holds the verdict).
+  queue_action unplaced(const schedule_context& ctx, const job_spec& j, const reason& why,
+                        const admission_tools& tools) {
+    if constexpr (requires { admit_.on_unplaced(ctx, j, why, tools); }) {
+      return admit_.on_unplaced(ctx, j, why, tools);
+    } else {
+      return admit_.on_unplaced(ctx, j, why);
+    }
+  }
+
   attempt try_place(const schedule_context& ctx, ledger& book, const job_spec& j, sim_time now,
-                    std::span<const job_id> victims, decision& d) {
+                    std::span<const job_id> victims, decision& d, const admission_tools& tools) {
     auto tx = book.begin();
     for (job_id v : victims) tx.evict(v);
     const placement_outcome o = place_.place(ctx, j, packing_ref(pack_), tx);
@@ -170,7 +187,14 @@ class pipeline {
       if (victims.empty()) d.why = o.why;
       return attempt::unplaced;  // ~tx rolls back
     }
-    if constexpr (requires { admit_.approve(ctx, j, tx); }) {
+    if constexpr (requires { admit_.approve(ctx, j, tx, tools); }) {
+      const admission_verdict v = admit_.approve(ctx, j, tx, tools);
+      if (v.kind != verdict::admit) {
+        d.kind = v.kind;
+        d.why = v.why;
+        return attempt::refused;  // ~tx rolls back
+      }
+    } else if constexpr (requires { admit_.approve(ctx, j, tx); }) {
       const admission_verdict v = admit_.approve(ctx, j, tx);
       if (v.kind != verdict::admit) {
         d.kind = v.kind;
@@ -250,7 +274,7 @@ Default pick() {
 /// family tag; missing slots get the defaults. Each argument must model exactly one family, and
 /// each family may be given at most once (both checked at compile time).
 /// @code
-/// auto p = gpusched::make_pipeline(gpusched::gang_admission{.strict_fifo = true},
+/// auto p = gpusched::make_pipeline(gpusched::gang_admission{gpusched::queueing::strict_fifo},
 ///                                  gpusched::priority_ordering{});
 /// @endcode
 template <scheduling_policy... Ps>

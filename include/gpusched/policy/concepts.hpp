@@ -96,6 +96,25 @@ struct preemption_plan {
 /// Provided by the pipeline; it uses a transaction and always rolls it back.
 using fit_probe = detail::function_ref<bool(std::span<const job_id>)>;
 
+/// @brief What-if tools the pipeline lends to admission hooks that need them (backfill): open a
+/// transaction on the ledger, and place any job inside a transaction with the pipeline's own
+/// placement and packing policies. Valid during one cycle.
+class admission_tools {
+ public:
+  using placer = detail::function_ref<placement_outcome(const job_spec&, ledger::transaction&)>;
+  admission_tools(ledger& book, placer place) noexcept : book_(&book), place_(place) {}
+  /// A new transaction. @pre none is open (true in `on_unplaced`; in `approve` use its `tx`).
+  [[nodiscard]] ledger::transaction begin() const noexcept { return book_->begin(); }
+  /// Places `j` into `tx` as the pipeline would (the caller rolls back what it does not keep).
+  [[nodiscard]] placement_outcome place(const job_spec& j, ledger::transaction& tx) const {
+    return place_(j, tx);
+  }
+
+ private:
+  ledger* book_;
+  placer place_;
+};
+
 // ---- ordering ------------------------------------------------------------------------------
 
 /// @brief Decides who goes next.
@@ -128,17 +147,24 @@ concept comparison_ordering_policy =
 ///
 /// Requirements: `p.admit(ctx, job) -> admission_verdict`; `p.on_unplaced(ctx, job, reason) ->
 /// queue_action`; `p.name()`. Optional hooks the pipeline calls when present:
-/// `p.begin_cycle(ctx)`, `p.on_admitted(ctx, job)`.
+/// `p.begin_cycle(ctx)`; `p.approve(ctx, job, tx[, tools]) -> admission_verdict` (after a
+/// tentative placement, before commit); `p.on_committed(ctx, decision)`, `p.on_admitted(ctx,
+/// job)`; and `p.on_unplaced(ctx, job, reason, tools)` in place of the three-argument form.
 /// Laws: `admit` does not change the cluster; a `reject` is final for the job as specified.
 /// Complexity: O(groups) per call for the baselines.
 /// Models: `gang_admission`.
 template <class P>
 concept admission_policy =
     enable_admission_policy<P> && std::copy_constructible<P> && detail::named<P> &&
-    requires(P& p, const schedule_context& ctx, const job_spec& j, const reason& r) {
+    requires(P& p, const schedule_context& ctx, const job_spec& j) {
       { p.admit(ctx, j) } -> std::same_as<admission_verdict>;
+    } &&
+    (requires(P& p, const schedule_context& ctx, const job_spec& j, const reason& r) {
       { p.on_unplaced(ctx, j, r) } -> std::same_as<queue_action>;
-    };
+    } || requires(P& p, const schedule_context& ctx, const job_spec& j, const reason& r,
+                  const admission_tools& t) {
+      { p.on_unplaced(ctx, j, r, t) } -> std::same_as<queue_action>;
+    });
 
 // ---- packing -------------------------------------------------------------------------------
 

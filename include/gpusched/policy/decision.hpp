@@ -111,8 +111,8 @@ struct reason {
   std::int32_t group = -1;     ///< task group concerned, or -1
   job_id related;              ///< blocking job or reservation holder
   std::optional<sim_time> until;
-  gpu_model_id model;          ///< the GPU model, when `resource` is per-model GPUs
-  std::int32_t scope = -1;     ///< the quota node (queue or cohort) that limits, or -1
+  gpu_model_id model;              ///< the GPU model, when `resource` is per-model GPUs
+  std::int32_t scope = -1;         ///< the quota node (queue or cohort) that limits, or -1
   std::int32_t tasks_placed = -1;  ///< no_fit: tasks of the gang the best attempt placed
   friend bool operator==(const reason&, const reason&) noexcept = default;
 };
@@ -169,15 +169,16 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
       return "blocked behind job " + std::to_string(r.related.value()) +
              ", which is first in the strict queue and does not fit";
     case reason_code::over_quota:
-      return "over quota: needs " + amounts() + (r.model.valid() ? " of model #" + std::to_string(r.model.value()) : std::string()) +
+      return "over quota: needs " + amounts() +
+             (r.model.valid() ? " of model #" + std::to_string(r.model.value()) : std::string()) +
              ", " + std::to_string(r.available) + " left" +
              (r.scope >= 0 ? " (quota node #" + std::to_string(r.scope) + ")" : std::string());
     case reason_code::reservation:
       return "would delay the reservation of job " + std::to_string(r.related.value()) +
              (r.until ? " (starting at t=" + seconds_text(*r.until) + ")" : std::string());
     case reason_code::backoff:
-      return "backing off after " + std::to_string(r.needed) + " failed attempts, until t=" +
-             (r.until ? seconds_text(*r.until) : std::string("?"));
+      return "backing off after " + std::to_string(r.needed) +
+             " failed attempts, until t=" + (r.until ? seconds_text(*r.until) : std::string("?"));
     case reason_code::no_victims:
       return "no set of preemptible lower-priority jobs frees enough room";
   }

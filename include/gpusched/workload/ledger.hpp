@@ -175,8 +175,7 @@ class ledger::transaction {
   }
   /// True when `id` was evicted in this transaction. O(evicted).
   [[nodiscard]] bool is_evicted(job_id id) const noexcept {
-    return std::find(l_->tx_evicted_.begin(), l_->tx_evicted_.end(), id) !=
-           l_->tx_evicted_.end();
+    return std::find(l_->tx_evicted_.begin(), l_->tx_evicted_.end(), id) != l_->tx_evicted_.end();
   }
 
   /// Undoes every placement (newest first), then every eviction, and closes the transaction.

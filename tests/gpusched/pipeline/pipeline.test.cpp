@@ -90,7 +90,7 @@ TEST_SUITE("pipeline") {
     gs::random_engine g(1);
     auto book = sixty_free(g);
     const std::vector<gs::job_spec> pending = {gang(2, 64, 1, 0, 1), gang(3, 2, 4, 0, 2)};
-    auto p = gs::make_pipeline(gs::gang_admission{.strict_fifo = true});
+    auto p = gs::make_pipeline(gs::gang_admission{gs::queueing::strict_fifo});
     const auto res = p.schedule(book, pending, {}, g);
     CHECK(of(res, 2).kind == gs::verdict::defer);
     CHECK(of(res, 3).kind == gs::verdict::defer);
@@ -190,7 +190,8 @@ TEST_SUITE("pipeline") {
     }
     gs::ledger a(gs::cluster(cat, nodes)), b(gs::cluster(cat, nodes));
     gs::random_engine ga(1), gb(1);
-    auto stat = gs::make_pipeline(gs::priority_ordering{}, gs::gang_admission{.strict_fifo = true});
+    auto stat =
+        gs::make_pipeline(gs::priority_ordering{}, gs::gang_admission{gs::queueing::strict_fifo});
     auto dyn =
         gs::make_pipeline(gs::pipeline_config{.ordering = "priority", .admission = "gang-strict"});
     CHECK(dyn.admission().name() == "gang-strict");

@@ -101,7 +101,7 @@ TEST_SUITE("pipeline/property") {
   TEST_CASE("the same holds for a strict FIFO, priority-ordered pipeline") {
     const auto seed = gs::seed_from_env(7);
     INFO("seed = " << seed);
-    drive(gs::make_pipeline(gs::priority_ordering{}, gs::gang_admission{.strict_fifo = true}), seed,
-          cycles_from_env(10'000));
+    drive(gs::make_pipeline(gs::priority_ordering{}, gs::gang_admission{gs::queueing::strict_fifo}),
+          seed, cycles_from_env(10'000));
   }
 }

@@ -62,14 +62,6 @@ TEST_SUITE("policy/admission/gang") {
     wrong_model.groups[0].request.allowed_models.insert(book.state().catalog().id("T4"));
     CHECK(adm.admit(ctx, wrong_model).kind == gs::verdict::reject);  // no T4 node at all
   }
-  TEST_CASE("the queue blocks after a miss only in strict FIFO mode") {
-    gs::ledger book;
-    gs::random_engine g(1);
-    const gs::schedule_context ctx(book, {}, g);
-    CHECK(gs::gang_admission{}.on_unplaced(ctx, gang(1, 1, 1), {}) == gs::queue_action::skip);
-    CHECK(gs::gang_admission{.strict_fifo = true}.on_unplaced(ctx, gang(1, 1, 1), {}) ==
-          gs::queue_action::block);
-  }
 }
 
 TEST_SUITE("policy/preemption/priority") {

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include <gpusched/check/invariants.hpp>
+#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/pipeline/pipeline.hpp>
+#include <gpusched/policy/admission/quota.hpp>
+#include <gpusched/policy/placement/gang.hpp>
+
+#include "generators.hpp"
+
+namespace gs = gpusched;
+using namespace gpusched::literals;
+
+namespace {
+gs::job_spec gang(unsigned id, int tasks, int gpus, int submit = 0,
+                  std::optional<int> duration_s = std::nullopt, unsigned tenant = 0) {
+  gs::job_spec j;
+  j.id = gs::job_id{id};
+  j.name = "j" + std::to_string(id);
+  j.tenant = gs::tenant_id{tenant};
+  j.submit = gs::at(gs::seconds(submit));
+  if (duration_s) j.expected_duration = gs::seconds(*duration_s);
+  j.groups.push_back({"worker", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, tasks, -1});
+  return j;
+}
+const gs::decision& of(const gs::cycle_result& r, unsigned id) {
+  for (const auto& d : r.decisions) {
+    if (d.job == gs::job_id{id}) return d;
+  }
+  FAIL("no decision for job " << id);
+  return r.decisions.front();
+}
+template <class Pipe>
+gs::ledger sixty_of_64_free(Pipe& p, gs::random_engine& g, std::optional<int> blocker_duration) {
+  gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(8, 8)));
+  std::vector<gs::job_spec> first = {gang(1, 1, 4, 0, blocker_duration)};
+  p.schedule(book, first, {}, g);
+  REQUIRE(book.state().total_free_whole_gpus() == 60);
+  return book;
+}
+}  // namespace
+
+TEST_SUITE("policy/admission/gang") {
+  TEST_CASE("the seed scenario: a 64-rank gang on 60 free GPUs holds nothing; best effort and "
+            "EASY backfill let the small jobs behind it run, strict FIFO does not") {
+    for (auto mode : {gs::queueing::best_effort, gs::queueing::easy_backfill,
+                      gs::queueing::strict_fifo}) {
+      CAPTURE(static_cast<int>(mode));
+      gs::random_engine g(1);
+      auto p = gs::make_pipeline(gs::gang_admission{mode}, gs::gang_placement{});
+      auto book = sixty_of_64_free(p, g, 3600);
+      // the small jobs end (1 h) before the blocker's expected end (1 h after t=0)... no: they
+      // are short, 10 minutes, so under EASY they cannot delay the big gang's reservation
+      const std::vector<gs::job_spec> pending = {gang(2, 64, 1, 1, 7200), gang(3, 2, 4, 2, 600),
+                                                 gang(4, 1, 8, 3, 600)};
+      const auto res = p.schedule(book, pending, gs::at(gs::seconds(10)), g);
+      CHECK(of(res, 2).kind == gs::verdict::defer);
+      CHECK_FALSE(book.is_running(gs::job_id{2}));
+      const bool proceed = mode != gs::queueing::strict_fifo;
+      CHECK((of(res, 3).kind == gs::verdict::admit) == proceed);
+      CHECK((of(res, 4).kind == gs::verdict::admit) == proceed);
+      if (!proceed) CHECK(of(res, 3).why.code == gs::reason_code::blocked_by_head);
+      if (mode == gs::queueing::easy_backfill) {
+        const auto& rs = p.admission().reservations();
+        REQUIRE(rs.size() == 1);
+        CHECK(rs[0].job == gs::job_id{2});
+        CHECK(rs[0].start == gs::at(gs::seconds(3600)));  // when the 4-GPU blocker ends
+      }
+      CHECK(gs::check_invariants(book).ok());
+    }
+  }
+
+  TEST_CASE("EASY backfill refuses a job that would delay the head's reservation, naming it") {
+    gs::random_engine g(1);
+    auto p = gs::make_pipeline(gs::gang_admission{gs::queueing::easy_backfill},
+                               gs::gang_placement{});
+    auto book = sixty_of_64_free(p, g, 3600);
+    // job 3 runs 2 h on 8 GPUs: the head needs all 64 at t=3600, so job 3 would delay it
+    const std::vector<gs::job_spec> pending = {gang(2, 64, 1, 1, 7200), gang(3, 1, 8, 2, 7200),
+                                               gang(4, 1, 8, 3)};  // no estimate: runs forever
+    const auto res = p.schedule(book, pending, gs::at(gs::seconds(10)), g);
+    CHECK(of(res, 3).kind == gs::verdict::defer);
+    CHECK(of(res, 3).why.code == gs::reason_code::reservation);
+    CHECK(of(res, 3).why.related == gs::job_id{2});
+    CHECK(of(res, 3).why.until == gs::at(gs::seconds(3600)));
+    CHECK(of(res, 4).why.code == gs::reason_code::reservation);
+    CHECK(gs::describe(of(res, 3).why) ==
+          "would delay the reservation of job 2 (starting at t=3600s)");
+  }
+
+  TEST_CASE("a head that cannot get a reservation (its blockers have no estimate) blocks the "
+            "queue under backfill, so it cannot starve") {
+    gs::random_engine g(1);
+    auto p = gs::make_pipeline(gs::gang_admission{gs::queueing::easy_backfill});
+    auto book = sixty_of_64_free(p, g, std::nullopt);
+    const std::vector<gs::job_spec> pending = {gang(2, 64, 1, 1, 100), gang(3, 1, 1, 2, 10)};
+    const auto res = p.schedule(book, pending, gs::at(gs::seconds(10)), g);
+    CHECK(p.admission().reservations().empty());
+    CHECK(of(res, 3).why.code == gs::reason_code::blocked_by_head);
+  }
+
+  TEST_CASE("conservative backfill keeps a reservation for every blocked gang") {
+    gs::random_engine g(1);
+    auto p = gs::make_pipeline(gs::gang_admission{gs::queueing::conservative_backfill},
+                               gs::gang_placement{});
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 8)));
+    std::vector<gs::job_spec> first = {gang(1, 1, 8, 0, 100), gang(9, 1, 4, 0, 300)};
+    p.schedule(book, first, {}, g);  // node 0 busy until 100, half of node 1 until 300
+    // job 2 needs 12 GPUs (8 + 4): earliest at t=100; job 3 needs 2 x 8: earliest at t=300,
+    // after job 2 if job 2 ends by then (it runs 150 s: ends 250); job 4 (4 GPUs, 1000 s) fits
+    // now on node 1 but would delay job 2's reservation at t=100
+    const std::vector<gs::job_spec> pending = {gang(2, 3, 4, 1, 150), gang(3, 2, 8, 2, 50),
+                                               gang(4, 1, 4, 3, 1000)};
+    const auto res = p.schedule(book, pending, gs::at(gs::seconds(1)), g);
+    const auto& rs = p.admission().reservations();
+    REQUIRE(rs.size() == 2);
+    CHECK(rs[0].job == gs::job_id{2});
+    CHECK(rs[0].start == gs::at(gs::seconds(100)));
+    CHECK(rs[1].job == gs::job_id{3});
+    CHECK(rs[1].start == gs::at(gs::seconds(300)));
+    CHECK(of(res, 4).why.code == gs::reason_code::reservation);
+  }
+
+  TEST_CASE("backfill never delays the reserved head in a simulated timeline") {
+    const auto seed = gs::seed_from_env(31);
+    INFO("seed = " << seed);
+    gs::random_engine g(seed);
+    const auto cat = gs::basic_catalog();
+    int heads_checked = 0;
+    for (int round = 0; round < 40; ++round) {
+      for (auto mode : {gs::queueing::easy_backfill, gs::queueing::conservative_backfill}) {
+        auto p = gs::make_pipeline(gs::gang_admission{mode}, gs::gang_placement{},
+                                   gs::no_preemption{});
+        gs::ledger book(gs::cluster(cat, gs::testing::uniform_nodes(4, 8)));
+        std::vector<gs::job_spec> pending;
+        for (unsigned i = 1; i <= 25; ++i) {
+          auto j = gang(i, 1 + static_cast<int>(gs::uniform_index(g, 4)),
+                        1 << gs::uniform_index(g, 4), static_cast<int>(i),
+                        10 + static_cast<int>(gs::uniform_index(g, 200)));
+          pending.push_back(j);
+        }
+        std::map<gs::job_id, gs::sim_time> first_reservation, started;
+        std::map<gs::job_id, gs::sim_time> ends;  // exact durations = estimates
+        gs::sim_time now{};
+        for (int step = 0; step < 200 && (!pending.empty() || !book.running().empty()); ++step) {
+          const auto res = p.schedule(book, pending, now, g);
+          for (const auto& r : p.admission().reservations()) first_reservation.try_emplace(r.job, r.start);
+          for (const auto& d : res.decisions) {
+            if (d.kind != gs::verdict::admit) continue;
+            const auto& spec = *std::find_if(pending.begin(), pending.end(),
+                                             [&](const gs::job_spec& j) { return j.id == d.job; });
+            started[d.job] = now;
+            ends[d.job] = now + *spec.expected_duration;
+          }
+          std::erase_if(pending, [&](const gs::job_spec& j) { return book.is_running(j.id); });
+          // advance to the next completion
+          if (ends.empty()) break;
+          auto next = std::min_element(ends.begin(), ends.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+          now = next->second;
+          for (auto it = ends.begin(); it != ends.end();) {
+            if (it->second <= now) {
+              book.release(it->first);
+              it = ends.erase(it);
+            } else {
+              ++it;
+            }
+          }
+          REQUIRE(gs::check_invariants(book).ok());
+        }
+        for (const auto& [job, reserved_at] : first_reservation) {
+          REQUIRE_MESSAGE(started.contains(job), "job " << job.value() << " never started");
+          CHECK_MESSAGE(started[job] <= reserved_at, "job " << job.value() << " reserved for t="
+                                                            << gs::to_seconds(reserved_at)
+                                                            << " started at t="
+                                                            << gs::to_seconds(started[job]));
+          ++heads_checked;
+        }
+      }
+    }
+    MESSAGE(heads_checked << " reservations checked against the simulated timeline");
+    CHECK(heads_checked > 20);
+  }
+
+  TEST_CASE("backoff doubles the wait after each failure, up to the cap, then rejects") {
+    gs::random_engine g(1);
+    gs::backoff_config bo{gs::backoff_config::unit::cycles, 1, 4, 4};
+    auto p = gs::make_pipeline(gs::gang_admission{gs::queueing::best_effort, bo});
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(1, 8)));
+    std::vector<gs::job_spec> hog = {gang(1, 1, 8)};
+    p.schedule(book, hog, {}, g);
+    const std::vector<gs::job_spec> pending = {gang(2, 1, 8)};
+    std::vector<int> tried_in_cycle;
+    gs::verdict last = gs::verdict::defer;
+    for (int cycle = 1; cycle <= 16 && last != gs::verdict::reject; ++cycle) {
+      const auto res = p.schedule(book, pending, {}, g);
+      const auto& d = res.decisions[0];
+      last = d.kind;
+      if (d.kind == gs::verdict::defer && d.why.code != gs::reason_code::backoff) {
+        tried_in_cycle.push_back(cycle);
+      }
+    }
+    // failures at cycles 1, 3 (waited 1), 6 (waited 2), 11 (waited 4), then rejected at 16
+    CHECK(tried_in_cycle == std::vector<int>{1, 3, 6, 11});
+    CHECK(last == gs::verdict::reject);
+  }
+
+  TEST_CASE("the registry builds every queueing mode by name") {
+    for (const auto* n : {"gang", "gang-strict", "gang-easy", "gang-conservative"}) {
+      CHECK(gs::make_admission_policy(n).name() == n);
+    }
+  }
+}
+
+TEST_SUITE("policy/admission/quota") {
+  gs::quota_tree two_teams(const gs::gpu_catalog& cat, std::int64_t a_gpus, std::int64_t b_gpus,
+                           std::optional<std::int64_t> a_borrow) {
+    const auto d = gs::quota_resource::gpus(cat.id("H100-SXM5-80GB"));
+    gs::quota_tree::builder b(cat);
+    b.cohort("lab");
+    b.queue("team-a", gs::tenant_id{1}, "lab").nominal(d, a_gpus);
+    if (a_borrow) b.borrowing_limit(d, *a_borrow);
+    b.queue("team-b", gs::tenant_id{2}, "lab").nominal(d, b_gpus);
+    return b.build();
+  }
+
+  TEST_CASE("a gang over its tenant's quota is deferred naming the resource, amount and node") {
+    const auto cat = gs::basic_catalog();
+    gs::random_engine g(1);
+    auto p = gs::make_pipeline(gs::quota_admission<>(two_teams(cat, 8, 8, 4)));
+    gs::ledger book(gs::cluster(cat, gs::testing::uniform_nodes(4, 8)));
+    // team-a may use 8 + 4 borrowed; its 16-GPU gang is over quota although 32 GPUs are free
+    const std::vector<gs::job_spec> pending = {gang(1, 2, 8, 0, {}, 1), gang(2, 1, 8, 1, {}, 1),
+                                               gang(3, 2, 8, 2, {}, 2)};
+    const auto res = p.schedule(book, pending, {}, g);
+    CHECK(of(res, 1).kind == gs::verdict::defer);
+    CHECK(of(res, 1).why.code == gs::reason_code::over_quota);
+    CHECK(of(res, 1).why.needed == 16);
+    CHECK(of(res, 1).why.available == 12);
+    CHECK(gs::describe_quota(of(res, 1).why, p.admission().quotas(), cat) ==
+          "over quota: needs 16 GPUs of H100-SXM5-80GB, 12 left in queue 'team-a'");
+    CHECK(of(res, 2).kind == gs::verdict::admit);  // 8 of team-a's own quota
+    CHECK(of(res, 3).kind == gs::verdict::admit);  // team-b: 16 = its 8 + 8 lent by team-a? no:
+    // team-a uses 8 (its nominal), so team-b may borrow nothing from it... team-b's gang of 16
+    // is admitted only if the cohort has 16 for it: nominal 8 + team-a's unused 0 -> over
+  }
+
+  TEST_CASE("quota usage equals the sum of admitted requests after every cycle") {
+    const auto seed = gs::seed_from_env(17);
+    INFO("seed = " << seed);
+    gs::random_engine g(seed);
+    const auto cat = gs::basic_catalog();
+    gs::quota_tree::builder b(cat);
+    b.cohort("org");
+    for (unsigned t = 0; t < 4; ++t) {
+      b.queue("q" + std::to_string(t), gs::tenant_id{t}, "org")
+          .nominal(gs::quota_resource::gpu_milli(), 8000)
+          .borrowing_limit(gs::quota_resource::gpu_milli(), 4000)
+          .nominal(gs::quota_resource::cpu(), 64'000);
+    }
+    auto p = gs::make_pipeline(gs::quota_admission<>(b.build()), gs::gang_placement{});
+    gs::ledger book(gs::cluster(cat, gs::testing::random_nodes(g, 12)));
+    std::vector<gs::job_spec> pending;
+    unsigned next = 1;
+    for (int cycle = 0; cycle < 300; ++cycle) {
+      for (auto k = gs::uniform_index(g, 3); k > 0; --k) {
+        pending.push_back(gs::testing::random_job(g, cat, gs::job_id{next++}, gs::at(gs::seconds(cycle))));
+      }
+      std::vector<gs::job_id> done;
+      for (const auto& r : book.running()) {
+        if (gs::uniform_index(g, 4) == 0) done.push_back(r.spec.id);
+      }
+      for (auto id : done) book.release(id);
+      const auto res = p.schedule(book, pending, gs::at(gs::seconds(cycle)), g);
+      // the policy's usage after the cycle equals a recount from the ledger
+      auto recount = p.admission().quotas();
+      recount.recompute(book);
+      const auto& q = p.admission().quotas();
+      for (std::int32_t n = 0; std::cmp_less(n, q.nodes().size()); ++n) {
+        for (std::size_t d = 0; d < q.dims(); ++d) {
+          REQUIRE(q.usage(n, d) == recount.usage(n, d));
+        }
+        if (q.at(n).queue) {
+          CHECK(q.usage(n, 2) <= 8000 + 4000);  // never above nominal + borrowing limit
+        }
+      }
+      CHECK(gs::check_invariants(book).ok());
+      std::erase_if(pending, [&](const gs::job_spec& j) {
+        return book.is_running(j.id) || of(res, j.id.value()).kind == gs::verdict::reject;
+      });
+      if (pending.size() > 30) pending.erase(pending.begin(), pending.begin() + 5);
+    }
+  }
+}
