@@ -277,7 +277,8 @@ Default pick() {
 /// auto p = gpusched::make_pipeline(gpusched::gang_admission{gpusched::queueing::strict_fifo},
 ///                                  gpusched::priority_ordering{});
 /// @endcode
-template <scheduling_policy... Ps>
+template <class... Ps>
+  requires(scheduling_policy<std::remove_cvref_t<Ps>> && ...)
 auto make_pipeline(Ps&&... ps) {
   static_assert(detail::family_count<ordering_tag, Ps...> <= 1, "two ordering policies given");
   static_assert(detail::family_count<admission_tag, Ps...> <= 1, "two admission policies given");
