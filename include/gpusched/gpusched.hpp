@@ -27,6 +27,7 @@
 #include "gpusched/topology/distances.hpp"
 #include "gpusched/topology/node_topology.hpp"
 #include "gpusched/topology/select.hpp"
+#include "gpusched/topology/topo_text.hpp"
 #include "gpusched/version.hpp"
 #include "gpusched/workload/job.hpp"
 #include "gpusched/workload/ledger.hpp"
