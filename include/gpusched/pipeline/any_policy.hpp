@@ -18,6 +18,7 @@
 #include "gpusched/core/error.hpp"
 #include "gpusched/pipeline/pipeline.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/placement/topology_aware.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 namespace detail {
@@ -253,7 +254,7 @@ struct policy_names {
   std::vector<std::string_view> ordering{"fifo", "priority"};
   std::vector<std::string_view> admission{"gang", "gang-strict"};
   std::vector<std::string_view> packing{"first-fit"};
-  std::vector<std::string_view> placement{"first-fit"};
+  std::vector<std::string_view> placement{"first-fit", "topology"};
   std::vector<std::string_view> preemption{"priority", "none"};
 };
 
@@ -284,6 +285,11 @@ inline any_packing_policy make_packing_policy(std::string_view name) {
 }
 inline any_placement_policy make_placement_policy(std::string_view name) {
   if (name == "first-fit") return first_fit_placement{};
+  // without a topology model: fewest nodes, best fit; build topology_aware_placement(model)
+  // for fabric and NVLink awareness
+  if (name == "topology") {
+    return topology_aware_placement(std::make_shared<const topology_model>());
+  }
   detail::unknown_policy("placement", name, policy_names{}.placement);
 }
 inline any_preemption_policy make_preemption_policy(std::string_view name) {
