@@ -173,7 +173,7 @@ class topology_aware_placement {
   [[nodiscard]] gang_plan plan(const schedule_context& ctx, const job_spec& j) {
     gang_plan p;
     const cluster& c = ctx.state();
-    const fabric& f = model_->network();
+    [[maybe_unused]] const fabric& f = model_->network();
     GPUSCHED_EXPECTS(f.level_count() == 0 || f.node_count() == c.node_count());
     // main group
     std::int64_t best = -1;
