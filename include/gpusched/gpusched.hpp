@@ -20,6 +20,7 @@
 #include "gpusched/policy/decision.hpp"
 #include "gpusched/policy/ordering/fifo.hpp"
 #include "gpusched/policy/packing/first_fit.hpp"
+#include "gpusched/policy/packing/topology_aware.hpp"
 #include "gpusched/policy/placement/first_fit.hpp"
 #include "gpusched/policy/placement/topology_aware.hpp"
 #include "gpusched/policy/preemption/priority.hpp"

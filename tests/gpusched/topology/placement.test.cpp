@@ -387,3 +387,111 @@ TEST_SUITE("topology/placement") {
     CHECK(placed > 0);
   }
 }
+
+TEST_SUITE("topology/packing") {
+  TEST_CASE(
+      "topology packing puts a small task where it breaks no empty leaf and picks NVLink GPUs") {
+    auto m = std::make_shared<gs::topology_model>(gs::fabric::fat_tree(8, 4));
+    const auto h = m->add_node_type(gs::dgx1_v100());
+    gs::ledger book(gs::cluster(gs::basic_catalog(), typed_nodes(8, 8, h, "V100-SXM2-32GB")));
+    // node 5 has GPU 0 busy: leaf 1 is in use, leaf 0 empty
+    {
+      auto tx = book.begin();
+      gs::task_allocation a;
+      a.node = gs::node_index{5};
+      a.gpus.push_back({gs::gpu_index{5 * 8}, gs::whole_gpu_milli, 0, false});
+      REQUIRE(tx.place(a));
+      tx.commit(filler(900, 1, 1), gs::sim_time{});
+    }
+    const gs::topology_packing pack(m);
+    gs::random_engine rng(1);
+    const gs::schedule_context ctx(book, gs::sim_time{}, rng);
+    gs::task_request r;
+    r.gpu = gs::gpu_demand::whole(gs::gpu_count{4});
+    const auto a = pack.pack(ctx, r);
+    REQUIRE(a.has_value());
+    CHECK(a->node == gs::node_index{5});  // the used node in the used leaf
+    std::vector<unsigned> ids;
+    for (const auto& g : a->gpus) ids.push_back(g.gpu.value() - 40);
+    CHECK(ids == std::vector<unsigned>{4, 5, 6, 7});  // the free fully connected quad
+    CHECK(book.state().can_apply(*a));
+    CHECK(gs::make_packing_policy("topology").name() == "topology");
+  }
+
+  TEST_CASE("property: random jobs through topology packing and placement never over-commit") {
+    const auto seed = gs::seed_from_env(20261207);
+    INFO("seed = " << seed);
+    MESSAGE("seed = " << seed);
+    gs::random_engine g(seed);
+    const auto cat = gs::basic_catalog();
+    std::size_t admitted = 0;
+    unsigned next = 1;
+    for (int round = 0; round < 20; ++round) {
+      auto specs = gs::testing::random_nodes(g, 4 + gs::uniform_index(g, 20));
+      auto m = std::make_shared<gs::topology_model>(
+          gs::fabric::fat_tree(specs.size(), 1 + static_cast<int>(gs::uniform_index(g, 4)), 2));
+      const auto h8 = m->add_node_type(gs::dgx_h100());
+      for (auto& s : specs) s.topology = s.gpus == 8 ? h8 : 0;
+      gs::ledger book(gs::cluster(cat, specs));
+      m->check(book.state());
+      auto pipe = gs::make_pipeline(gs::topology_packing(m), gs::topology_aware_placement(m));
+      std::vector<gs::job_spec> pending;
+      for (int c = 0; c < 30; ++c) {
+        for (auto k = gs::uniform_index(g, 3); k > 0; --k) {
+          pending.push_back(gs::testing::random_job(g, cat, gs::job_id{next++}, gs::sim_time{}));
+        }
+        std::vector<gs::job_id> done;
+        for (const auto& r : book.running()) {
+          if (gs::uniform_index(g, 4) == 0) done.push_back(r.spec.id);
+        }
+        for (auto id : done) book.release(id);
+        const auto res = pipe.schedule(book, pending, gs::sim_time{}, g);
+        for (const auto& d : res.decisions) {
+          if (d.kind == gs::verdict::admit) ++admitted;
+        }
+        const auto rep = gs::check_invariants(book);
+        REQUIRE_MESSAGE(rep.ok(), rep.to_string());
+        std::erase_if(pending, [&](const gs::job_spec& j) {
+          for (const auto& d : res.decisions) {
+            if (d.job == j.id && d.kind != gs::verdict::defer) return true;
+          }
+          return false;
+        });
+      }
+    }
+    MESSAGE(admitted << " jobs admitted");
+    CHECK(admitted > 0);
+  }
+}
+
+TEST_SUITE("topology/facts") {
+  TEST_CASE("DGX-1 NVLink counts equal the Slurm gres.conf Links rows of hardware-facts 3.3") {
+    const gs::node_distances d(gs::dgx1_v100());
+    const int links[8][8] = {{-1, 1, 1, 2, 2, 0, 0, 0}, {1, -1, 2, 1, 0, 2, 0, 0},
+                             {1, 2, -1, 2, 0, 0, 1, 0}, {2, 1, 2, -1, 0, 0, 0, 1},
+                             {2, 0, 0, 0, -1, 1, 1, 2}, {0, 2, 0, 0, 1, -1, 2, 1},
+                             {0, 0, 1, 0, 1, 2, -1, 2}, {0, 0, 0, 1, 2, 1, 2, -1}};
+    for (int i = 0; i < 8; ++i) {
+      for (int j = 0; j < 8; ++j) CHECK((i == j ? -1 : d.nvlinks()(i, j)) == links[i][j]);
+    }
+  }
+
+  TEST_CASE("an NVL72 rack is one NVLink domain of 18 four-GPU trays") {
+    const auto f = gs::fabric::nvl72_racks(2, 1);
+    CHECK(f.node_count() == 36);
+    CHECK(f.children(1, 0).size() == 18);
+    CHECK(f.level(1).nvlink_domain);
+    const gs::node_distances tray(gs::gb200_tray());
+    CHECK(static_cast<int>(f.children(1, 1).size()) * tray.gpu_count() == 72);
+    // NVLink 5: 18 links x 50 GB/s per direction = 900 GB/s per GPU
+    CHECK(tray.direct()(0, 1) == doctest::Approx(900.0));
+  }
+
+  TEST_CASE("DGX A100 and DGX H100 per-GPU NVLink bandwidth is 300 and 450 GB/s per direction") {
+    // hardware-facts 2.2: 600 and 900 GB/s both directions
+    const gs::node_distances a(gs::dgx_a100());
+    const gs::node_distances h(gs::dgx_h100());
+    CHECK(a.direct()(0, 7) * 2 == doctest::Approx(600.0));
+    CHECK(h.direct()(0, 7) * 2 == doctest::Approx(900.0));
+  }
+}

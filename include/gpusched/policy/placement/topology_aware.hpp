@@ -5,6 +5,8 @@
 /// fragmentation score the packing family can use.
 ///
 /// Algorithm (Kueue TAS / Slurm topology/tree style, on the `topology_model`'s fabric):
+/// 0. A gang without whole-GPU tasks (shares, MIG, CPU only) is placed task by task where the
+///    packing policy puts it, as `first_fit_placement` does.
 /// 1. The *main group* is the task group asking for the most whole GPUs (ties: the first).
 ///    Each node's capacity is the number of its tasks that fit now (free whole GPUs, CPU,
 ///    memory, allowed model; with rail alignment, 1 if the rail mask is free, else 0). Domain
@@ -243,6 +245,10 @@ class topology_aware_placement {
 
   [[nodiscard]] placement_outcome place(const schedule_context& ctx, const job_spec& j,
                                         packing_ref pack, ledger::transaction& tx) {
+    if (j.whole_gpus() == gpu_count{0}) {
+      // no whole GPU in the gang (shares, MIG, CPU only): nothing to keep close; pack as given
+      return first_fit_placement{}.place(ctx, j, pack, tx);
+    }
     const gang_plan p = plan(ctx, j);
     if (!p.ok) return {false, p.why};
     const cluster& c = tx.state();
