@@ -434,7 +434,13 @@ TEST_SUITE("topology/packing") {
       for (auto& s : specs) s.topology = s.gpus == 8 ? h8 : 0;
       gs::ledger book(gs::cluster(cat, specs));
       m->check(book.state());
-      auto pipe = gs::make_pipeline(gs::topology_packing(m), gs::topology_aware_placement(m));
+      // odd rounds: the registry's model-less variants (fewest nodes, best fit)
+      auto pipe =
+          round % 2 == 0
+              ? gs::any_pipeline(gs::fifo_ordering{}, gs::gang_admission{}, gs::topology_packing(m),
+                                 gs::topology_aware_placement(m), gs::priority_preemption{})
+              : gs::make_pipeline(
+                    gs::pipeline_config{.packing = "topology", .placement = "topology"});
       std::vector<gs::job_spec> pending;
       for (int c = 0; c < 30; ++c) {
         for (auto k = gs::uniform_index(g, 3); k > 0; --k) {
