@@ -17,7 +17,10 @@
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/pipeline/pipeline.hpp"
+#include "gpusched/policy/placement/gang.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/packing/topology_aware.hpp"
+#include "gpusched/policy/placement/topology_aware.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 namespace detail {
@@ -279,8 +282,8 @@ using any_pipeline = pipeline<any_ordering_policy, any_admission_policy, any_pac
 struct policy_names {
   std::vector<std::string_view> ordering{"fifo", "priority"};
   std::vector<std::string_view> admission{"gang", "gang-strict", "gang-easy", "gang-conservative"};
-  std::vector<std::string_view> packing{"first-fit"};
-  std::vector<std::string_view> placement{"first-fit"};
+  std::vector<std::string_view> packing{"first-fit", "topology"};
+  std::vector<std::string_view> placement{"first-fit", "gang", "topology"};
   std::vector<std::string_view> preemption{"priority", "none"};
 };
 
@@ -309,10 +312,17 @@ inline any_admission_policy make_admission_policy(std::string_view name) {
 }
 inline any_packing_policy make_packing_policy(std::string_view name) {
   if (name == "first-fit") return first_fit_packing{};
+  if (name == "topology") return topology_packing(std::make_shared<const topology_model>());
   detail::unknown_policy("packing", name, policy_names{}.packing);
 }
 inline any_placement_policy make_placement_policy(std::string_view name) {
   if (name == "first-fit") return first_fit_placement{};
+  if (name == "gang") return gang_placement{};
+  // without a topology model: fewest nodes, best fit; build topology_aware_placement(model)
+  // for fabric and NVLink awareness
+  if (name == "topology") {
+    return topology_aware_placement(std::make_shared<const topology_model>());
+  }
   detail::unknown_policy("placement", name, policy_names{}.placement);
 }
 inline any_preemption_policy make_preemption_policy(std::string_view name) {

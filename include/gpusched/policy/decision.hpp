@@ -41,6 +41,7 @@ enum class reason_code : std::uint8_t {
   reservation,           ///< would delay `related`'s reservation (backfill)
   backoff,               ///< retried too often; waits until `until`
   no_victims,            ///< no admissible victim set frees enough
+  topology,              ///< no network domain at the required level can host the gang
 };
 
 /// The resource a reason is about.
@@ -81,6 +82,8 @@ constexpr std::string_view to_string(reason_code c) noexcept {
       return "backoff";
     case reason_code::no_victims:
       return "no_victims";
+    case reason_code::topology:
+      return "topology";
   }
   return "?";
 }
@@ -181,6 +184,9 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
              " failed attempts, until t=" + (r.until ? seconds_text(*r.until) : std::string("?"));
     case reason_code::no_victims:
       return "no set of preemptible lower-priority jobs frees enough room";
+    case reason_code::topology:
+      return group() + "no network domain at the required level can host the gang's " + amounts() +
+             " (the most one such domain can take: " + std::to_string(r.available) + ")";
   }
   return "?";
 }

@@ -207,10 +207,12 @@ TEST_SUITE("pipeline") {
   }
 
   TEST_CASE("unknown policy names are clear errors listing the known ones") {
-    CHECK_THROWS_WITH_AS(gs::make_packing_policy("worst-fit"),
-                         "[gpusched.unknown_name] policy registry: field 'packing' = worst-fit: "
-                         "unknown policy (known: first-fit)",
-                         gs::invalid_value_error);
+    // the list grows as packers are registered: check the message up to the first name
+    CHECK_THROWS_WITH_AS(
+        gs::make_packing_policy("worst-fit"),
+        doctest::Contains("[gpusched.unknown_name] policy registry: field "
+                          "'packing' = worst-fit: unknown policy (known: first-fit"),
+        gs::invalid_value_error);
     CHECK_THROWS_AS(gs::make_pipeline(gs::pipeline_config{.preemption = "random"}),
                     gs::invalid_value_error);
     CHECK(gs::make_preemption_policy("none").name() == "none");
