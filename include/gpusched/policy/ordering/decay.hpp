@@ -64,6 +64,7 @@ class decayed_usage {
     check(tenant, amount);
     entry& e = at_time(tenant, at);
     e.value += amount;
+    add_total(amount, at);
   }
 
   /// Charges every running job of `book` for the time since the last `accrue` (or since its
@@ -81,6 +82,7 @@ class decayed_usage {
       const double f = mean_lifetime_seconds() * (1.0 - decay_factor(now - from));
       entry& e = at_time(r.spec.tenant, now);
       e.value += scratch_ * f;
+      add_total(scratch_ * f, now);
     }
     last_accrual_ = std::max(last_accrual_, now);
   }
@@ -95,8 +97,29 @@ class decayed_usage {
   [[nodiscard]] share_vector equivalent_allocation(tenant_id tenant, sim_time now) const {
     return usage(tenant, now) / mean_lifetime_seconds();
   }
+  /// The sum over all tenants, decayed to `now`. O(dimensions).
+  [[nodiscard]] share_vector total(sim_time now) const {
+    if (total_.size() == 0) return share_vector::Zero(static_cast<Eigen::Index>(dims_));
+    return total_ * decay_factor(now - total_when_);
+  }
+  /// Slurm's normalised usage of a tenant, over several dimensions: `max_r usage_r / total_r`
+  /// (dimensions nobody used are skipped; 0 when nothing was used). O(dimensions).
+  [[nodiscard]] double normalized_usage(tenant_id tenant, sim_time now) const {
+    const auto it = entries_.find(tenant);
+    if (it == entries_.end() || total_.size() == 0) return 0.0;
+    const share_vector u = it->second.value * decay_factor(now - it->second.when);
+    const share_vector t = total(now);
+    double m = 0;
+    for (Eigen::Index r = 0; r < u.size(); ++r) {
+      if (t[r] > 0) m = std::max(m, u[r] / t[r]);
+    }
+    return std::min(m, 1.0);
+  }
   /// Forgets all usage (Slurm `PriorityUsageResetPeriod`).
-  void reset() noexcept { entries_.clear(); }
+  void reset() noexcept {
+    entries_.clear();
+    total_ = share_vector();
+  }
 
  private:
   struct entry {
@@ -132,11 +155,27 @@ class decayed_usage {
     return e;
   }
 
+  // The total is decayed globally (decay is linear), so an amount added at an earlier time than
+  // the total's is decayed to the total's time first.
+  void add_total(const share_vector& amount, sim_time at) {
+    if (total_.size() == 0) {
+      total_ = share_vector::Zero(static_cast<Eigen::Index>(dims_));
+      total_when_ = at;
+    }
+    if (at > total_when_) {
+      total_ *= decay_factor(at - total_when_);
+      total_when_ = at;
+    }
+    total_ += amount * decay_factor(total_when_ - at);
+  }
+
   double half_life_s_;
   std::size_t dims_;
   std::unordered_map<tenant_id, entry> entries_;
   sim_time last_accrual_{sim_duration{std::numeric_limits<sim_duration::rep>::min()}};
   share_vector scratch_;
+  share_vector total_;
+  sim_time total_when_{};
 };
 
 GPUSCHED_END_NAMESPACE

@@ -135,9 +135,24 @@ TEST_SUITE("policy/ordering/drf") {
       for (std::size_t u = 0; u < users; ++u) {
         CHECK(res.dominant[u] >= w[u] / wsum * (1 - delta_sum) - 1e-9);
       }
-      // envy-freeness up to one task: user j's bundle without one task is worth no more
-      // (in weighted dominant share) than what i got, when i was unsaturated when j got its
-      // last task - checked in its all-pairs consequence on the final shares
+      // envy-freeness up to one task: replaying the grants, whenever j got its last task while
+      // i's next task still fitted, j's weighted share without that task is at most i's final
+      {
+        std::vector<std::size_t> last(users, res.picks.size());
+        for (std::size_t t = 0; t < res.picks.size(); ++t) last[res.picks[t]] = t;
+        gs::share_vector used = b.zero();
+        for (std::size_t t = 0; t < res.picks.size(); ++t) {
+          const std::size_t j = res.picks[t];
+          if (last[j] == t) {
+            for (std::size_t i = 0; i < users; ++i) {
+              if (i == j || !((used + d[i]) <= b.capacity() + 1e-9).all()) continue;
+              CHECK((static_cast<double>(res.tasks[j]) - 1) * b.dominant_share(d[j]) / w[j] <=
+                    res.dominant[i] / w[i] + 1e-9);
+            }
+          }
+          used += d[j];
+        }
+      }
       // brute force (small instances): for every feasible integer allocation y, some user k
       // has (y_k - 1) delta_k / w_k below the min weighted share DRF achieved (max-min fair
       // up to one task)
@@ -387,7 +402,9 @@ TEST_SUITE("policy/ordering/decay") {
     hist->add(gs::tenant_id{1}, used, gs::at(gs::seconds(0)));
     const std::vector<gs::job_spec> pending = {job(10, 1, 1, 1, 0), job(20, 2, 1, 1, 5)};
     std::vector<const gs::job_spec*> q = {&pending[0], &pending[1]};
-    gs::drf_ordering d(gs::drf_options{.gpus = gs::resource_basis::gpu_dimensions::per_model, .progressive = true, .history = hist});
+    gs::drf_ordering d(gs::drf_options{.gpus = gs::resource_basis::gpu_dimensions::per_model,
+                                       .progressive = true,
+                                       .history = hist});
     CHECK(d.name() == "drf-decayed");
     d.order(gs::schedule_context(book, gs::at(gs::seconds(3600)), g), q);
     CHECK(q[0]->id == gs::job_id{20});
