@@ -248,3 +248,43 @@ TEST_SUITE("policy/ordering/kueue") {
     CHECK(q[2]->id == gs::job_id{10});  // would borrow 3 GPUs: 375
   }
 }
+
+TEST_SUITE("policy/ordering/registry") {
+  TEST_CASE("every registered ordering runs seeded pipeline cycles without over-committing") {
+    const auto seed = gs::seed_from_env(404);
+    INFO("seed = " << seed);
+    const auto cat = gs::basic_catalog();
+    for (const auto name : gs::policy_names{}.ordering) {
+      CAPTURE(name);
+      gs::random_engine g(seed);
+      auto pipe = gs::make_pipeline(gs::pipeline_config{.ordering = std::string(name),
+                                                        .admission = "gang",
+                                                        .packing = "first-fit",
+                                                        .placement = "first-fit",
+                                                        .preemption = "none"});
+      gs::ledger book(gs::cluster(cat, gs::testing::random_nodes(g, 10)));
+      std::vector<gs::job_spec> pending;
+      unsigned id = 1;
+      for (int cycle = 0; cycle < 5; ++cycle) {
+        for (int k = 0; k < 15; ++k) {
+          auto j = gs::testing::random_job(g, cat, gs::job_id{id++},
+                                           gs::at(gs::seconds(cycle * 60 + k)), 3);
+          if (gs::uniform_index(g, 2) == 0) j.expected_duration = gs::seconds(600);
+          pending.push_back(std::move(j));
+        }
+        const auto res = pipe.schedule(book, pending, gs::at(gs::seconds(cycle * 60 + 30)), g);
+        CHECK(res.decisions.size() == pending.size());
+        CHECK(gs::check_invariants(book).ok());
+        std::erase_if(pending, [&](const gs::job_spec& j) { return book.is_running(j.id); });
+        // some running jobs finish
+        std::vector<gs::job_id> done;
+        for (const auto& r : book.running()) {
+          if (gs::uniform_index(g, 3) == 0) done.push_back(r.spec.id);
+        }
+        for (auto d : done) book.release(d);
+      }
+    }
+    CHECK_THROWS_WITH_AS(gs::make_ordering_policy("drf2"), doctest::Contains("known: fifo"),
+                         gs::invalid_value_error);
+  }
+}
