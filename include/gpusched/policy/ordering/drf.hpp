@@ -179,33 +179,48 @@ class drf_ordering {
     if (opts_.history) GPUSCHED_EXPECTS(opts_.history->dimensions() == basis_.size());
     nodes_.clear();
     extra_.clear();
+    for (const auto v : touched_) direct_[v] = none;
+    touched_.clear();
     for (std::uint32_t i = 0; i < tree_.size(); ++i) {
       nodes_.push_back({tree_.parent(i), tree_[i].weight, tree_[i].id.value(), tree_[i].id});
     }
     for (const auto& r : ctx.book().running()) (void)queue_node(r.spec.tenant);
+    // one sequential pass over the jobs: queue node, inline sort keys, demand vector
     pending_.clear();
-    for (const job_spec* j : jobs) pending_.push_back({queue_node(j->tenant), j});
+    const auto D = static_cast<Eigen::Index>(basis_.size());
+    if (opts_.progressive) demand_.setZero(D, static_cast<Eigen::Index>(jobs.size()));
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const job_spec* j = jobs[i];
+      pending_.push_back({queue_node(j->tenant), j->id.value(), static_cast<std::uint32_t>(i),
+                          j->submit.time_since_epoch().count(), j});
+      if (opts_.progressive) basis_.add_demand(demand_.col(static_cast<Eigen::Index>(i)), *j);
+    }
     const auto N = static_cast<std::uint32_t>(nodes_.size());
     const std::uint32_t root = N;
     for (auto& nd : nodes_) {
       if (nd.parent == root_marker) nd.parent = root;
     }
-    std::sort(pending_.begin(), pending_.end(), [](const entry& a, const entry& b) {
-      if (a.node != b.node) return a.node < b.node;
-      if (a.job->submit != b.job->submit) return a.job->submit < b.job->submit;
-      return a.job->id < b.job->id;
-    });
-    head_.assign(N, 0);
+    // bucket the pending jobs by queue node (counting sort), then FIFO inside each bucket; the
+    // keys are stored inline so the sort does not chase job pointers
+    head_.assign(N + 1, 0);
     end_.assign(N, 0);
-    for (std::size_t i = 0; i < pending_.size();) {
-      const auto k = pending_[i].node;
-      head_[k] = static_cast<std::uint32_t>(i);
-      while (i < pending_.size() && pending_[i].node == k) ++i;
-      end_[k] = static_cast<std::uint32_t>(i);
+    for (const auto& e : pending_) ++head_[e.node + 1];
+    for (std::uint32_t k = 0; k < N; ++k) head_[k + 1] += head_[k];
+    sorted_.resize(pending_.size());
+    for (std::uint32_t k = 0; k < N; ++k) end_[k] = head_[k];
+    for (const auto& e : pending_) sorted_[end_[e.node]++] = e;
+    for (std::uint32_t k = 0; k < N; ++k) {
+      if (end_[k] - head_[k] > 1) {
+        std::sort(sorted_.begin() + head_[k], sorted_.begin() + end_[k],
+                  [](const entry& a, const entry& b) {
+                    if (a.submit != b.submit) return a.submit < b.submit;
+                    return a.id < b.id;
+                  });
+      }
     }
+    head_.resize(N);
 
     // usage: own usage at queue nodes, then added to every ancestor
-    const auto D = static_cast<Eigen::Index>(basis_.size());
     usage_.setZero(D, N);
     scratch_ = basis_.zero();
     if (opts_.history) {
@@ -237,16 +252,15 @@ class drf_ordering {
     while (!heaps_[root].empty()) {
       std::uint32_t k = heaps_[root].front();
       while (!heaps_[k].empty()) k = heaps_[k].front();
-      const job_spec* j = pending_[head_[k]++].job;
-      jobs[out++] = j;
+      const entry& e = sorted_[head_[k]++];
+      jobs[out++] = e.job;
       const double dom = basis_.dominant_share(usage_.col(k));
-      picks_.push_back({j->id, nodes_[k].tenant, dom, dom / nodes_[k].weight,
-                        basis_.dominant_dimension(usage_.col(k))});
+      picks_.push_back({e.job->id, nodes_[k].tenant, dom, dom / nodes_[k].weight,
+                        dom > 0 ? basis_.dominant_dimension(usage_.col(k)) : -1});
       if (opts_.progressive) {
-        scratch_.setZero();
-        basis_.add_demand(scratch_, *j);
+        const auto d = demand_.col(e.index);
         for (std::uint32_t p = k; p != root; p = nodes_[p].parent) {
-          usage_.col(p) += scratch_;
+          usage_.col(p) += d;
           key_[p] = key_of(p);
           fix(p);
         }
@@ -265,6 +279,9 @@ class drf_ordering {
   };
   struct entry {
     std::uint32_t node;
+    std::uint32_t id;
+    std::uint32_t index;  // position in the input (column of demand_)
+    sim_duration::rep submit;
     const job_spec* job;
   };
 
@@ -343,6 +360,23 @@ class drf_ordering {
   /// The queue node of a tenant: a tree leaf, the hidden leaf of an inner tenant, or an
   /// implicit top-level tenant. Creates nodes on first use within a cycle.
   std::uint32_t queue_node(tenant_id t) {
+    // fast path: a direct table for small tenant ids (filled on first use in this call)
+    const auto v = t.value();
+    if (v < direct_limit) {
+      if (v >= direct_.size())
+        direct_.resize(std::max<std::size_t>(v + 1, direct_.size() * 2), none);
+      auto& slot = direct_[v];
+      if (slot == none) {
+        slot = slow_queue_node(t);
+        touched_.push_back(v);
+      }
+      return slot;
+    }
+    return slow_queue_node(t);
+  }
+  static constexpr std::uint32_t none = 0xFFFFFFFEu;
+  static constexpr std::uint32_t direct_limit = 1u << 22;
+  std::uint32_t slow_queue_node(tenant_id t) {
     if (const auto p = tree_.find(t)) {
       if (tree_.is_leaf(*p)) return *p;
       auto [it, fresh] = extra_.try_emplace(t, 0);
@@ -369,13 +403,14 @@ class drf_ordering {
   resource_basis basis_;
   std::vector<node> nodes_;
   std::unordered_map<tenant_id, std::uint32_t> extra_;
-  Eigen::ArrayXXd usage_;
+  Eigen::ArrayXXd usage_, demand_;
   share_vector scratch_;
   std::vector<std::int64_t> key_;
   std::vector<std::vector<std::uint32_t>> heaps_;
   std::vector<std::uint32_t> pos_, head_, end_;
   std::vector<std::uint8_t> active_;
-  std::vector<entry> pending_;
+  std::vector<entry> pending_, sorted_;
+  std::vector<std::uint32_t> direct_, touched_;
   std::vector<drf_pick> picks_;
 };
 

@@ -25,6 +25,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>  // std::move
 #include <vector>
@@ -184,6 +185,15 @@ inline bool fifo_before(const job_spec& a, const job_spec& b) noexcept {
   if (a.submit != b.submit) return a.submit < b.submit;
   return a.id < b.id;
 }
+/// Sorts `jobs` by `key(job)` computed once per job (not once per comparison).
+template <class Key, class F>
+void sort_by_key(std::span<const job_spec*> jobs, std::vector<std::pair<Key, const job_spec*>>& buf,
+                 F key) {
+  buf.clear();
+  for (const job_spec* j : jobs) buf.emplace_back(key(*j), j);
+  std::sort(buf.begin(), buf.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i] = buf[i].second;
+}
 }  // namespace detail
 
 /// What attained service is measured in.
@@ -224,19 +234,22 @@ class las_ordering {
   }
   [[nodiscard]] bool before(const schedule_context& /*ctx*/, const job_spec& a,
                             const job_spec& b) const {
-    const auto qa = queue_of(attained(a)), qb = queue_of(attained(b));
-    if (qa != qb) return qa < qb;
-    return detail::fifo_before(a, b);
+    return key(a) < key(b);
   }
-  void order(const schedule_context& ctx, std::span<const job_spec*> jobs) const {
-    std::sort(jobs.begin(), jobs.end(),
-              [&](const job_spec* a, const job_spec* b) { return before(ctx, *a, *b); });
+  /// Sorts by `before`, computing each job's key once. O(n log n).
+  void order(const schedule_context& /*ctx*/, std::span<const job_spec*> jobs) {
+    detail::sort_by_key(jobs, buf_, [&](const job_spec& j) { return key(j); });
   }
 
  private:
+  using key_type = std::tuple<std::size_t, sim_duration::rep, job_id::rep>;
+  [[nodiscard]] key_type key(const job_spec& j) const {
+    return {queue_of(attained(j)), j.submit.time_since_epoch().count(), j.id.value()};
+  }
   std::shared_ptr<const service_record> record_;
   std::vector<double> thresholds_;
   service_measure measure_;
+  std::vector<std::pair<key_type, const job_spec*>> buf_;
 };
 
 /// @brief 2D-Gittins (Tiresias): LAS queues; inside a queue the higher Gittins index first,
@@ -263,20 +276,22 @@ class gittins_ordering {
   }
   [[nodiscard]] bool before(const schedule_context& /*ctx*/, const job_spec& a,
                             const job_spec& b) const {
-    const auto qa = las_.queue_of(las_.attained(a)), qb = las_.queue_of(las_.attained(b));
-    if (qa != qb) return qa < qb;
-    const double ia = index(a), ib = index(b);
-    if (ia != ib) return ia > ib;
-    return detail::fifo_before(a, b);
+    return key(a) < key(b);
   }
-  void order(const schedule_context& ctx, std::span<const job_spec*> jobs) const {
-    std::sort(jobs.begin(), jobs.end(),
-              [&](const job_spec* a, const job_spec* b) { return before(ctx, *a, *b); });
+  /// Sorts by `before`, computing each job's index once. O(n (log n + log samples)).
+  void order(const schedule_context& /*ctx*/, std::span<const job_spec*> jobs) {
+    detail::sort_by_key(jobs, buf_, [&](const job_spec& j) { return key(j); });
   }
 
  private:
+  using key_type = std::tuple<std::size_t, double, sim_duration::rep, job_id::rep>;
+  [[nodiscard]] key_type key(const job_spec& j) const {
+    return {las_.queue_of(las_.attained(j)), -index(j), j.submit.time_since_epoch().count(),
+            j.id.value()};
+  }
   std::shared_ptr<const gpu_time_prior> prior_;
   las_ordering las_;
+  std::vector<std::pair<key_type, const job_spec*>> buf_;
 };
 
 /// @brief Shortest remaining time (or, `by_gpus`, service = time x GPUs) first: an oracle
@@ -299,18 +314,21 @@ class srtf_ordering {
   }
   [[nodiscard]] bool before(const schedule_context& /*ctx*/, const job_spec& a,
                             const job_spec& b) const {
-    const double ra = remaining(a), rb = remaining(b);
-    if (ra != rb) return ra < rb;
-    return detail::fifo_before(a, b);
+    return key(a) < key(b);
   }
-  void order(const schedule_context& ctx, std::span<const job_spec*> jobs) const {
-    std::sort(jobs.begin(), jobs.end(),
-              [&](const job_spec* a, const job_spec* b) { return before(ctx, *a, *b); });
+  /// Sorts by `before`, computing each job's remaining time once. O(n log n).
+  void order(const schedule_context& /*ctx*/, std::span<const job_spec*> jobs) {
+    detail::sort_by_key(jobs, buf_, [&](const job_spec& j) { return key(j); });
   }
 
  private:
+  using key_type = std::tuple<double, sim_duration::rep, job_id::rep>;
+  [[nodiscard]] key_type key(const job_spec& j) const {
+    return {remaining(j), j.submit.time_since_epoch().count(), j.id.value()};
+  }
   std::shared_ptr<const service_record> record_;
   bool by_gpus_;
+  std::vector<std::pair<key_type, const job_spec*>> buf_;
 };
 
 static_assert(comparison_ordering_policy<las_ordering>);

@@ -139,11 +139,11 @@ class resource_basis {
     return usage * inv_capacity_;
   }
   /// `max_r usage_r / capacity_r` (0 for an empty basis). O(dimensions).
-  [[nodiscard]] double dominant_share(const share_vector& usage) const noexcept {
+  [[nodiscard]] double dominant_share(Eigen::Ref<const share_vector> usage) const noexcept {
     return size() == 0 ? 0.0 : (usage * inv_capacity_).maxCoeff();
   }
   /// The dimension holding the dominant share (first on ties; -1 for an empty basis).
-  [[nodiscard]] int dominant_dimension(const share_vector& usage) const noexcept {
+  [[nodiscard]] int dominant_dimension(Eigen::Ref<const share_vector> usage) const noexcept {
     if (size() == 0) return -1;
     Eigen::Index i = 0;
     (usage * inv_capacity_).maxCoeff(&i);
