@@ -27,6 +27,7 @@
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/workload/job.hpp"
+#include "gpusched/workload/ledger.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
