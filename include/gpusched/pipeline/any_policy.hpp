@@ -17,9 +17,13 @@
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/pipeline/pipeline.hpp"
-#include "gpusched/policy/placement/gang.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/ordering/drf.hpp"
+#include "gpusched/policy/ordering/las.hpp"
+#include "gpusched/policy/ordering/multifactor.hpp"
+#include "gpusched/policy/ordering/themis.hpp"
 #include "gpusched/policy/packing/topology_aware.hpp"
+#include "gpusched/policy/placement/gang.hpp"
 #include "gpusched/policy/placement/topology_aware.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
@@ -280,7 +284,9 @@ using any_pipeline = pipeline<any_ordering_policy, any_admission_policy, any_pac
 
 /// @brief Names of the policies the registry knows, per family.
 struct policy_names {
-  std::vector<std::string_view> ordering{"fifo", "priority"};
+  std::vector<std::string_view> ordering{"fifo",   "priority",   "drf",  "drf-snapshot",
+                                         "las",    "las-time",   "srtf", "srsf",
+                                         "themis", "multifactor"};
   std::vector<std::string_view> admission{"gang", "gang-strict", "gang-easy", "gang-conservative"};
   std::vector<std::string_view> packing{"first-fit", "topology"};
   std::vector<std::string_view> placement{"first-fit", "gang", "topology"};
@@ -301,6 +307,22 @@ namespace detail {
 inline any_ordering_policy make_ordering_policy(std::string_view name) {
   if (name == "fifo") return fifo_ordering{};
   if (name == "priority") return priority_ordering{};
+  // Fair share (policy/ordering/): defaults that need no external state. Orderings that need
+  // tenants, history, quotas or a prior (hdrf, drf-decayed, gittins, kueue-drs) are built in
+  // code and wrapped in any_ordering_policy.
+  if (name == "drf") return drf_ordering{};
+  if (name == "drf-snapshot") return drf_ordering{drf_options{.progressive = false, .history = {}}};
+  if (name == "las") return las_ordering{};
+  if (name == "las-time") {
+    return las_ordering{std::make_shared<service_record>(), {3600.0}, service_measure::time};
+  }
+  if (name == "srtf") return srtf_ordering{};
+  if (name == "srsf") return srtf_ordering{std::make_shared<service_record>(), true};
+  if (name == "themis") return finish_time_fairness_ordering{};
+  if (name == "multifactor") {  // Slurm-like defaults without fair share: age, size, QOS
+    return make_multifactor(weighted(age_factor{}, 1000.0), weighted(job_size_factor{}, 100.0),
+                            weighted(qos_factor{10}, 10000.0));
+  }
   detail::unknown_policy("ordering", name, policy_names{}.ordering);
 }
 inline any_admission_policy make_admission_policy(std::string_view name) {

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Dominant Resource Fairness (Ghodsi et al., NSDI'11): weighted, hierarchical and decayed.
+///
+/// - `progressive_filling(basis, demands, weights)`: the paper's algorithm on abstract users
+///   with one task shape each, over any number of dimensions: repeatedly give one task to the
+///   user with the lowest weighted dominant share whose next task still fits; a user whose next
+///   task does not fit is saturated and gets nothing more. Returns tasks, shares and the picks.
+/// - `drf_ordering`: the ordering policy. Tenants (flat, or a `tenant_tree` org -> team ->
+///   user with weights at every level) are kept in one indexed min-heap per tree node, keyed by
+///   the weighted dominant share of the node's subtree usage. The next job is the head job of
+///   the leaf reached by descending from the root through the lowest-keyed child at every level;
+///   with `progressive` (the default) that job's demand is then charged to its tenant and every
+///   ancestor, and their keys updated in O(depth x (dimensions + log fanout)) - progressive
+///   filling over the queue, exact when every job in the order is admitted.
+///
+/// Tie-break (deterministic, documented, pinned by tests): equal weighted dominant shares (equal
+/// to 2^-36) go to the smaller tenant id; within a tenant, jobs go by submit time, then job id.
+/// In the paper's weighted example (weights A:2, B:1) the tie at 1/3 therefore goes to A.
+///
+/// Where usage comes from: by default each tenant's current allocation (`ctx.book().running()`);
+/// with `drf_options::history` set, the tenant's decayed usage as an equivalent allocation (see
+/// `decay.hpp`), so history counts. Jobs whose tenant is not in the tree are top-level tenants
+/// of weight 1; jobs of an inner tenant are queued at a hidden leaf under it with weight 1.
+#pragma once
+
+#include <Eigen/Core>
+
+#include <algorithm>  // std::sort
+#include <cmath>      // std::llround
+#include <cstdint>
+#include <memory>  // std::shared_ptr
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <utility>  // std::move, std::swap
+#include <vector>
+
+#include "gpusched/config.hpp"
+#include "gpusched/core/error.hpp"
+#include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/ordering/decay.hpp"
+#include "gpusched/policy/ordering/share.hpp"
+#include "gpusched/workload/tenant.hpp"
+
+GPUSCHED_BEGIN_NAMESPACE
+
+namespace detail {
+/// A share quantised to 2^-36 so that equal shares compare equal regardless of rounding noise
+/// and the order stays a strict weak order. Shares are clamped to [0, 2^26].
+[[nodiscard]] inline std::int64_t share_key(double s) noexcept {
+  constexpr double scale = 68719476736.0;  // 2^36
+  if (!(s > 0)) return 0;
+  if (s > 67108864.0) s = 67108864.0;
+  return std::llround(s * scale);
+}
+}  // namespace detail
+
+// ---- progressive filling on abstract users ----------------------------------------------------
+
+/// @brief The outcome of `progressive_filling`.
+struct drf_result {
+  std::vector<std::int64_t> tasks;  ///< tasks per user
+  std::vector<double> dominant;     ///< final (unweighted) dominant share per user
+  std::vector<std::size_t> picks;   ///< user of each grant, in order
+  share_vector used;                ///< total used per dimension
+};
+
+/// @brief DRF progressive filling (Algorithm 1 of the paper, continuing past saturated users).
+/// `demands[i]` is user i's per-task demand (non-negative, not all zero); `weights` (optional,
+/// default 1) divide the dominant share. Ties: smaller user index.
+/// @throws invalid_value_error naming the user and field (`demand`, `weight`) on a size
+/// mismatch, a negative or non-finite component, an all-zero demand or a non-positive weight.
+/// Complexity O(T x (D + log n)) for T tasks granted, D dimensions, n users.
+inline drf_result progressive_filling(const resource_basis& basis,
+                                      std::span<const share_vector> demands,
+                                      std::span<const double> weights = {}) {
+  const std::size_t n = demands.size();
+  const auto D = static_cast<Eigen::Index>(basis.size());
+  if (!weights.empty() && weights.size() != n) {
+    throw invalid_value_error(error_id::inconsistent, "progressive filling", "weights",
+                              std::to_string(weights.size()),
+                              "expected one per user (" + std::to_string(n) + ")");
+  }
+  std::vector<double> w(n, 1.0), per_task(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string where = "user " + std::to_string(i);
+    if (demands[i].size() != D) {
+      throw invalid_value_error(error_id::inconsistent, where, "demand",
+                                std::to_string(demands[i].size()) + " dimensions",
+                                "expected " + std::to_string(D));
+    }
+    if (!demands[i].isFinite().all() || (demands[i] < 0).any() || (demands[i] == 0).all()) {
+      throw invalid_value_error(error_id::invalid_value, where, "demand", "vector",
+                                "components must be finite, not negative, and not all zero");
+    }
+    if (!weights.empty()) {
+      if (!std::isfinite(weights[i]) || weights[i] <= 0) {
+        throw invalid_value_error(error_id::invalid_value, where, "weight",
+                                  std::to_string(weights[i]), "must be finite and greater than 0");
+      }
+      w[i] = weights[i];
+    }
+    per_task[i] = basis.dominant_share(demands[i]);
+  }
+  drf_result out;
+  out.tasks.assign(n, 0);
+  out.dominant.assign(n, 0.0);
+  out.used = basis.zero();
+  using item = std::pair<std::int64_t, std::size_t>;  // (key, user): min first
+  std::vector<item> heap;
+  for (std::size_t i = 0; i < n; ++i) heap.emplace_back(0, i);
+  const auto cmp = [](const item& a, const item& b) { return a > b; };
+  std::make_heap(heap.begin(), heap.end(), cmp);
+  const auto& cap = basis.capacity();
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), cmp);
+    const std::size_t i = heap.back().second;
+    heap.pop_back();
+    if (((out.used + demands[i]) > cap * (1 + 1e-12)).any()) continue;  // saturated
+    out.used += demands[i];
+    ++out.tasks[i];
+    out.picks.push_back(i);
+    out.dominant[i] = per_task[i] * static_cast<double>(out.tasks[i]);
+    heap.emplace_back(detail::share_key(out.dominant[i] / w[i]), i);
+    std::push_heap(heap.begin(), heap.end(), cmp);
+  }
+  return out;
+}
+
+// ---- the ordering policy -------------------------------------------------------------------
+
+/// Options of `drf_ordering`.
+struct drf_options {
+  /// Each GPU model its own dimension (DRF over GPU types) or one pooled GPU dimension.
+  resource_basis::gpu_dimensions gpus = resource_basis::gpu_dimensions::per_model;
+  /// Charge each ordered job's demand to its tenant while ordering (progressive filling); when
+  /// false, tenants keep the share they had at the start of the cycle (Volcano-style snapshot).
+  bool progressive = true;
+  /// Decayed usage to use instead of the current allocation (shared, read-only); see decay.hpp.
+  std::shared_ptr<const decayed_usage> history;
+};
+
+/// @brief Why a job was placed where it is in the last order: the state at its pick.
+struct drf_pick {
+  job_id job;
+  tenant_id tenant;
+  double dominant_share = 0;  ///< the tenant's unweighted dominant share when picked
+  double weighted_share = 0;  ///< dominant share / weight (the key that won)
+  int dominant_dimension = -1;
+};
+
+/// @brief Weighted, hierarchical (and optionally decayed) DRF ordering. See the file comment.
+/// Not a comparison ordering: the position of a job depends on the jobs before it.
+/// Complexity of `order`: O(R + n log n + n x depth x (D + log T)) for R running tasks, n
+/// pending jobs, T tenants, D dimensions; buffers are reused across calls.
+class drf_ordering {
+ public:
+  using policy_category = ordering_tag;
+
+  drf_ordering() = default;
+  explicit drf_ordering(drf_options o) : opts_(std::move(o)) {}
+  explicit drf_ordering(tenant_tree tenants, drf_options o = {})
+      : tree_(std::move(tenants)), opts_(std::move(o)) {}
+
+  [[nodiscard]] std::string_view name() const noexcept {
+    if (opts_.history) return "drf-decayed";
+    return tree_.height() > 1 ? "hdrf" : "drf";
+  }
+  [[nodiscard]] const tenant_tree& tenants() const noexcept { return tree_; }
+  [[nodiscard]] const drf_options& options() const noexcept { return opts_; }
+  /// The basis of the last `order` call.
+  [[nodiscard]] const resource_basis& basis() const noexcept { return basis_; }
+  /// One entry per job of the last `order` call, in the order produced: why each went next.
+  [[nodiscard]] std::span<const drf_pick> picks() const noexcept { return picks_; }
+
+  void order(const schedule_context& ctx, std::span<const job_spec*> jobs) {
+    basis_ = resource_basis(ctx.state(), opts_.gpus);
+    if (opts_.history) GPUSCHED_EXPECTS(opts_.history->dimensions() == basis_.size());
+    nodes_.clear();
+    extra_.clear();
+    for (const auto v : touched_) direct_[v] = none;
+    touched_.clear();
+    for (std::uint32_t i = 0; i < tree_.size(); ++i) {
+      nodes_.push_back({tree_.parent(i), tree_[i].weight, tree_[i].id.value(), tree_[i].id});
+    }
+    for (const auto& r : ctx.book().running()) (void)queue_node(r.spec.tenant);
+    // one sequential pass over the jobs: queue node, inline sort keys, demand vector
+    pending_.clear();
+    const auto D = static_cast<Eigen::Index>(basis_.size());
+    if (opts_.progressive) demand_.setZero(D, static_cast<Eigen::Index>(jobs.size()));
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const job_spec* j = jobs[i];
+      pending_.push_back({queue_node(j->tenant), j->id.value(), static_cast<std::uint32_t>(i),
+                          j->submit.time_since_epoch().count(), j});
+      if (opts_.progressive) basis_.add_demand(demand_.col(static_cast<Eigen::Index>(i)), *j);
+    }
+    const auto N = static_cast<std::uint32_t>(nodes_.size());
+    const std::uint32_t root = N;
+    for (auto& nd : nodes_) {
+      if (nd.parent == root_marker) nd.parent = root;
+    }
+    // bucket the pending jobs by queue node (counting sort), then FIFO inside each bucket; the
+    // keys are stored inline so the sort does not chase job pointers
+    head_.assign(N + 1, 0);
+    end_.assign(N, 0);
+    for (const auto& e : pending_) ++head_[e.node + 1];
+    for (std::uint32_t k = 0; k < N; ++k) head_[k + 1] += head_[k];
+    sorted_.resize(pending_.size());
+    for (std::uint32_t k = 0; k < N; ++k) end_[k] = head_[k];
+    for (const auto& e : pending_) sorted_[end_[e.node]++] = e;
+    for (std::uint32_t k = 0; k < N; ++k) {
+      if (end_[k] - head_[k] > 1) {
+        std::sort(sorted_.begin() + head_[k], sorted_.begin() + end_[k],
+                  [](const entry& a, const entry& b) {
+                    if (a.submit != b.submit) return a.submit < b.submit;
+                    return a.id < b.id;
+                  });
+      }
+    }
+    head_.resize(N);
+
+    // usage: own usage at queue nodes, then added to every ancestor
+    usage_.setZero(D, N);
+    scratch_ = basis_.zero();
+    if (opts_.history) {
+      for (std::uint32_t k = 0; k < N; ++k) {
+        if (k < tree_.size() && !tree_.is_leaf(k)) continue;
+        scratch_ = opts_.history->equivalent_allocation(nodes_[k].tenant, ctx.now());
+        add_up(k, root);
+      }
+    } else {
+      for (const auto& r : ctx.book().running()) {
+        scratch_.setZero();
+        basis_.add_running(scratch_, ctx.state(), r);
+        add_up(queue_node(r.spec.tenant), root);
+      }
+    }
+
+    key_.resize(N);
+    for (std::uint32_t k = 0; k < N; ++k) key_[k] = key_of(k);
+    if (heaps_.size() < N + 1) heaps_.resize(N + 1);
+    for (std::uint32_t k = 0; k <= N; ++k) heaps_[k].clear();
+    pos_.assign(N, 0);
+    active_.assign(N, 0);
+    for (std::uint32_t k = 0; k < N; ++k) {
+      if (end_[k] > head_[k]) activate(k);
+    }
+
+    picks_.clear();
+    std::size_t out = 0;
+    while (!heaps_[root].empty()) {
+      std::uint32_t k = heaps_[root].front();
+      while (!heaps_[k].empty()) k = heaps_[k].front();
+      const entry& e = sorted_[head_[k]++];
+      jobs[out++] = e.job;
+      const double dom = basis_.dominant_share(usage_.col(k));
+      picks_.push_back({e.job->id, nodes_[k].tenant, dom, dom / nodes_[k].weight,
+                        dom > 0 ? basis_.dominant_dimension(usage_.col(k)) : -1});
+      if (opts_.progressive) {
+        const auto d = demand_.col(e.index);
+        for (std::uint32_t p = k; p != root; p = nodes_[p].parent) {
+          usage_.col(p) += d;
+          key_[p] = key_of(p);
+          fix(p);
+        }
+      }
+      if (head_[k] == end_[k]) deactivate(k);
+    }
+    GPUSCHED_ASSERT(out == jobs.size());
+  }
+
+ private:
+  struct node {
+    std::uint32_t parent;  // root: nodes_.size()
+    double weight;
+    std::uint32_t tie;  // tenant id value: smaller first
+    tenant_id tenant;
+  };
+  struct entry {
+    std::uint32_t node;
+    std::uint32_t id;
+    std::uint32_t index;  // position in the input (column of demand_)
+    sim_duration::rep submit;
+    const job_spec* job;
+  };
+
+  std::int64_t key_of(std::uint32_t k) const noexcept {
+    return detail::share_key(basis_.dominant_share(usage_.col(k)) / nodes_[k].weight);
+  }
+  bool less(std::uint32_t a, std::uint32_t b) const noexcept {
+    if (key_[a] != key_[b]) return key_[a] < key_[b];
+    if (nodes_[a].tie != nodes_[b].tie) return nodes_[a].tie < nodes_[b].tie;
+    return a < b;  // a hidden leaf ranks after its tenant's children of the same id (none)
+  }
+
+  // ---- one indexed binary heap per node (its active children) ----
+  void sift_up(std::vector<std::uint32_t>& h, std::size_t i) {
+    while (i > 0) {
+      const std::size_t p = (i - 1) / 2;
+      if (!less(h[i], h[p])) break;
+      std::swap(h[i], h[p]);
+      pos_[h[i]] = static_cast<std::uint32_t>(i);
+      pos_[h[p]] = static_cast<std::uint32_t>(p);
+      i = p;
+    }
+  }
+  void sift_down(std::vector<std::uint32_t>& h, std::size_t i) {
+    for (;;) {
+      const std::size_t l = 2 * i + 1, r = l + 1;
+      std::size_t m = i;
+      if (l < h.size() && less(h[l], h[m])) m = l;
+      if (r < h.size() && less(h[r], h[m])) m = r;
+      if (m == i) return;
+      std::swap(h[i], h[m]);
+      pos_[h[i]] = static_cast<std::uint32_t>(i);
+      pos_[h[m]] = static_cast<std::uint32_t>(m);
+      i = m;
+    }
+  }
+  void activate(std::uint32_t k) {
+    for (;;) {
+      if (active_[k]) return;
+      active_[k] = 1;
+      const auto p = nodes_[k].parent;
+      auto& h = heaps_[p];
+      const bool parent_was_idle = h.empty();
+      pos_[k] = static_cast<std::uint32_t>(h.size());
+      h.push_back(k);
+      sift_up(h, h.size() - 1);
+      if (p == nodes_.size() || !parent_was_idle) return;
+      k = p;
+    }
+  }
+  void deactivate(std::uint32_t k) {
+    for (;;) {
+      active_[k] = 0;
+      const auto p = nodes_[k].parent;
+      auto& h = heaps_[p];
+      const std::size_t i = pos_[k];
+      h[i] = h.back();
+      pos_[h[i]] = static_cast<std::uint32_t>(i);
+      h.pop_back();
+      if (i < h.size()) {
+        const auto moved = h[i];
+        sift_up(h, i);
+        sift_down(h, pos_[moved]);
+      }
+      if (p == nodes_.size() || !h.empty()) return;
+      k = p;
+    }
+  }
+  void fix(std::uint32_t k) {
+    if (!active_[k]) return;
+    auto& h = heaps_[nodes_[k].parent];
+    sift_up(h, pos_[k]);
+    sift_down(h, pos_[k]);
+  }
+
+  /// The queue node of a tenant: a tree leaf, the hidden leaf of an inner tenant, or an
+  /// implicit top-level tenant. Creates nodes on first use within a cycle.
+  std::uint32_t queue_node(tenant_id t) {
+    // fast path: a direct table for small tenant ids (filled on first use in this call)
+    const auto v = t.value();
+    if (v < direct_limit) {
+      if (v >= direct_.size())
+        direct_.resize(std::max<std::size_t>(v + 1, direct_.size() * 2), none);
+      auto& slot = direct_[v];
+      if (slot == none) {
+        slot = slow_queue_node(t);
+        touched_.push_back(v);
+      }
+      return slot;
+    }
+    return slow_queue_node(t);
+  }
+  static constexpr std::uint32_t none = 0xFFFFFFFEu;
+  static constexpr std::uint32_t direct_limit = 1u << 22;
+  std::uint32_t slow_queue_node(tenant_id t) {
+    if (const auto p = tree_.find(t)) {
+      if (tree_.is_leaf(*p)) return *p;
+      auto [it, fresh] = extra_.try_emplace(t, 0);
+      if (fresh) it->second = add_node(*p, 1.0, t);  // hidden leaf of an inner tenant
+      return it->second;
+    }
+    auto [it, fresh] = extra_.try_emplace(t, 0);
+    if (fresh) it->second = add_node(root_marker, 1.0, t);
+    return it->second;
+  }
+  static constexpr std::uint32_t root_marker = 0xFFFFFFFFu;
+  std::uint32_t add_node(std::uint32_t parent, double w, tenant_id t) {
+    const auto k = static_cast<std::uint32_t>(nodes_.size());
+    nodes_.push_back({parent, w, t.value(), t});
+    return k;
+  }
+
+  void add_up(std::uint32_t k, std::uint32_t root) {
+    for (std::uint32_t p = k; p != root; p = nodes_[p].parent) usage_.col(p) += scratch_;
+  }
+
+  tenant_tree tree_;
+  drf_options opts_;
+  resource_basis basis_;
+  std::vector<node> nodes_;
+  std::unordered_map<tenant_id, std::uint32_t> extra_;
+  Eigen::ArrayXXd usage_, demand_;
+  share_vector scratch_;
+  std::vector<std::int64_t> key_;
+  std::vector<std::vector<std::uint32_t>> heaps_;
+  std::vector<std::uint32_t> pos_, head_, end_;
+  std::vector<std::uint8_t> active_;
+  std::vector<entry> pending_, sorted_;
+  std::vector<std::uint32_t> direct_, touched_;
+  std::vector<drf_pick> picks_;
+};
+
+GPUSCHED_END_NAMESPACE
