@@ -53,8 +53,9 @@ struct cycle_result {
 /// 2. orders the pending jobs with `Order`;
 /// 3. for each job: `Admit::admit`; if admitted, `Place::place` in a transaction, committed
 ///    when the whole gang is placed; otherwise the transaction is rolled back and `Preempt`
-///    may propose victims; the pipeline evicts them and re-places the job in *one* transaction,
-///    committing evictions and placement together or neither;
+///    may propose victims (and shrinks of elastic jobs); the pipeline evicts and shrinks them
+///    and re-places the job in *one* transaction, committing all of it together or nothing;
+///    after a commit it calls `Preempt::on_preempted(ctx, job, plan)` when the policy has it;
 /// 4. a job that still does not fit is deferred with the reason, and `Admit::on_unplaced` says
 ///    whether later jobs wait (strict FIFO) or go on.
 ///
@@ -127,17 +128,27 @@ class pipeline {
         d.why = av.why;
         continue;
       }
-      if (try_place(ctx, book, *j, now, {}, d)) continue;
+      if (try_place(ctx, book, *j, now, {}, {}, d)) continue;
 
       // Does not fit on free resources: ask the preemption policy, then re-place with victims.
-      const auto probe = [&](std::span<const job_id> victims) {
+      const auto probe = [&](std::span<const job_id> victims, std::span<const shrink_order> shrinks,
+                             std::vector<task_allocation>* placed) {
         auto tx = book.begin();
         for (job_id v : victims) tx.evict(v);
-        return place_.place(ctx, *j, packing_ref(pack_), tx).placed;  // rolled back by ~tx
+        for (const auto& s : shrinks) tx.shrink(s);
+        const bool ok = place_.place(ctx, *j, packing_ref(pack_), tx).placed;
+        if (ok && placed != nullptr) placed->assign(tx.placed().begin(), tx.placed().end());
+        return ok;  // rolled back by ~tx
       };
       preemption_plan plan = preempt_.select(ctx, *j, fit_probe(probe));
-      if (!plan.victims.empty() && try_place(ctx, book, *j, now, plan.victims, d)) {
-        d.victims = std::move(plan.victims);
+      if (!plan.empty() && try_place(ctx, book, *j, now, plan.victims, plan.shrinks, d)) {
+        d.victims = plan.victims;
+        d.shrinks = plan.shrinks;
+        d.victim_details = plan.details;
+        d.lost_gpu_seconds = plan.lost_gpu_seconds;
+        if constexpr (requires { preempt_.on_preempted(ctx, *j, plan); }) {
+          preempt_.on_preempted(ctx, *j, plan);
+        }
         continue;
       }
       d.preemption = plan.why;
@@ -146,18 +157,21 @@ class pipeline {
   }
 
  private:
-  /// Places `j` after evicting `victims`, in one transaction. On success commits and fills `d`.
+  /// Places `j` after evicting `victims` and applying `shrinks`, in one transaction. On success
+  /// commits and fills `d`.
   bool try_place(const schedule_context& ctx, ledger& book, const job_spec& j, sim_time now,
-                 std::span<const job_id> victims, decision& d) {
+                 std::span<const job_id> victims, std::span<const shrink_order> shrinks,
+                 decision& d) {
     auto tx = book.begin();
     for (job_id v : victims) tx.evict(v);
+    for (const auto& s : shrinks) tx.shrink(s);
     const placement_outcome o = place_.place(ctx, j, packing_ref(pack_), tx);
     if (!o.placed) {
-      if (victims.empty()) d.why = o.why;
+      if (victims.empty() && shrinks.empty()) d.why = o.why;
       return false;  // ~tx rolls back
     }
     d.kind = verdict::admit;
-    d.why = victims.empty()
+    d.why = victims.empty() && shrinks.empty()
                 ? o.why
                 : reason{reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
     d.placement.assign(tx.placed().begin(), tx.placed().end());
