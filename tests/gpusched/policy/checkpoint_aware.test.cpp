@@ -221,6 +221,24 @@ TEST_SUITE("policy/preemption/checkpoint_aware") {
     CHECK(ids(p2.victims) == std::vector<std::uint32_t>{2});  // 8 x 600 < 8 x (1800 + 20)
   }
 
+  TEST_CASE("an elastic job shrinks only as far as the preemptor needs") {
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(1, 8)));
+    auto el =
+        with_checkpoint(whole_gpu_job(1, 8, 1, 0, 2), t_now - gs::seconds(1800), gs::seconds(20));
+    REQUIRE(run_on(book, el, {0, 0, 0, 0, 0, 0, 0, 0}, gs::at(gs::seconds(0))));
+    gs::checkpoint_aware_preemption policy;
+    const auto plan = select_with(policy, book, whole_gpu_job(9, 1, 3, 10));
+    REQUIRE(plan.shrinks.size() == 1);
+    CHECK(plan.shrinks[0].to == 5);  // releases 3 of 8 workers, not 6
+    REQUIRE(plan.details.size() == 1);
+    CHECK(plan.details[0].shrink_to == 5);
+    CHECK(plan.details[0].gpus == doctest::Approx(3));
+    CHECK(plan.lost_gpu_seconds == doctest::Approx(8 * 20));
+    REQUIRE(gs::testing::apply_plan(book, whole_gpu_job(9, 1, 3, 10), plan, t_now));
+    CHECK(book.find(gs::job_id{1})->tasks.size() == 5);
+    CHECK(gs::check_invariants(book).ok());
+  }
+
   TEST_CASE("a recently preempted job is spared unless nothing else works") {
     gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 8)));
     REQUIRE(run_on(book, with_checkpoint(whole_gpu_job(1, 1, 8), t_now - gs::seconds(60)), {0},

@@ -37,7 +37,8 @@
 ///    (pruning; exact for one-group preemptors, a heuristic filter for multi-group gangs whose
 ///    groups compete for one node).
 /// 2. A cheap necessary condition (the *bound*) tests a set without probing: for every group,
-///    the tasks all nodes could host (per node: whole GPUs freed, shares, MIG slices, CPU,
+///    the tasks all nodes could host (per node: whole GPUs that become idle, counted per GPU
+///    so that two jobs sharing a GPU are both needed; shares, MIG slices, CPU,
 ///    memory, allowed models) reach the group's count, and the totals suffice. It never
 ///    rejects a set the probe would accept.
 /// 3. Exact (up to `exact_limit` candidate jobs): sets are enumerated in nondecreasing cost
@@ -142,7 +143,7 @@ struct checkpoint_aware_options {
   std::size_t exact_limit = 20;  ///< exact search up to this many candidate jobs (at most 31)
   std::size_t max_probes = 64;   ///< probes per select
   std::size_t enumeration_budget = 1u << 22;  ///< subsets per exact search
-  std::size_t heuristic_budget = 4096;        ///< subsets for the exact step inside the heuristic
+  std::size_t heuristic_budget = 256;         ///< subsets for the exact step inside the heuristic
 };
 
 namespace detail {
@@ -163,9 +164,14 @@ struct ca_res {
     return *this;
   }
 };
+struct ca_grant {
+  std::uint32_t gpu = 0;  ///< position of the GPU on its node
+  std::int32_t milli = 0;
+};
 struct ca_effect {
   std::uint32_t slot = 0;
-  ca_res freed;
+  ca_res freed;  ///< `whole` unused: whole GPUs are counted per GPU from the grants
+  std::uint32_t grant_begin = 0, grant_end = 0;
 };
 struct ca_job {
   const running_job* r = nullptr;
@@ -189,6 +195,10 @@ struct ca_slot {
   gpu_model_id model;
   bool mig = false;
   std::uint32_t domain = 0;
+};
+struct ca_entry {
+  double key = 0;  ///< cost per milli-GPU the option frees on the node
+  std::uint32_t item = 0, effect = 0;
 };
 struct ca_plan {
   double cost = 0;
@@ -436,6 +446,7 @@ class checkpoint_aware_preemption {
     jobs_.clear();
     items_.clear();
     effects_.clear();
+    grants_.clear();
     orders_.clear();
     slots_.clear();
     has_recent_ = false;
@@ -480,6 +491,14 @@ class checkpoint_aware_preemption {
     }
     slot_acc_.assign(slots_.size(), res{});
     slot_touched_mark_.assign(slots_.size(), 0);
+    slot_gpu_acc_.assign(slots_.size() * max_gpus_per_node, 0);
+    slot_gpu_base_.assign(slots_.size() * max_gpus_per_node, std::int32_t{-(1 << 20)});
+    for (std::size_t k = 0; k < slots_.size(); ++k) {
+      const auto gs = c.gpus(slots_[k].node);
+      for (std::size_t i = 0; i < gs.size(); ++i) {
+        if (!gs[i].mig_enabled) slot_gpu_base_[k * max_gpus_per_node + i] = gs[i].free.value();
+      }
+    }
     // 3. base capacity per domain
     build_domains(c);
     // 4. candidates and their options
@@ -521,18 +540,22 @@ class checkpoint_aware_preemption {
     it.opt = o;
     it.eff_begin = static_cast<std::uint32_t>(effects_.size());
     for (const auto& t : released) {
-      const res f = task_freed(t);
+      res f = task_freed(t);
       it.total += f;
       const auto s = node_slot_[t.node.value()];
       if (s == npos) continue;
-      effects_.push_back({s, f});
+      f.whole = 0;
+      detail::ca_effect ef{s, f, static_cast<std::uint32_t>(grants_.size()), 0};
+      const auto first = ctx_->state().first_gpu(t.node).value();
+      for (const auto& g : t.gpus) {
+        if (g.mig_slots == 0) grants_.push_back({g.gpu.value() - first, g.milli.value()});
+      }
+      ef.grant_end = static_cast<std::uint32_t>(grants_.size());
+      effects_.push_back(ef);
       it.useful += static_cast<double>(f.milli) / 1000.0 + static_cast<double>(f.slices) / 8.0;
     }
     it.eff_end = static_cast<std::uint32_t>(effects_.size());
-    if (it.eff_end == it.eff_begin) {  // frees nothing useful
-      effects_.resize(it.eff_begin);
-      return;
-    }
+    if (it.eff_end == it.eff_begin) return;  // frees nothing useful
     it.ord_begin = static_cast<std::uint32_t>(orders_.size());
     orders_.insert(orders_.end(), orders.begin(), orders.end());
     it.ord_end = static_cast<std::uint32_t>(orders_.size());
@@ -589,6 +612,18 @@ class checkpoint_aware_preemption {
 
   // ---- set evaluation ---------------------------------------------------------------------
 
+  void add_grants(const detail::ca_effect& e, std::int32_t* acc) const noexcept {
+    for (auto k = e.grant_begin; k < e.grant_end; ++k) acc[grants_[k].gpu] += grants_[k].milli;
+  }
+  /// Whole idle GPUs of slot `s` once `acc` (milli per GPU) is returned: exact, so that two
+  /// jobs sharing a GPU are both needed to free it.
+  [[nodiscard]] std::int64_t whole_after(std::uint32_t s, const std::int32_t* acc) const noexcept {
+    std::int64_t n = 0;
+    const std::int32_t* base = &slot_gpu_base_[std::size_t{s} * max_gpus_per_node];
+    for (std::size_t i = 0; i < max_gpus_per_node; ++i) n += base[i] + acc[i] == 1000 ? 1 : 0;
+    return n;
+  }
+
   /// The bound: a necessary condition for the preemptor to fit after applying `set` in domain
   /// `di`. O(effects of the set x groups).
   [[nodiscard]] bool bound(std::span<const std::uint32_t> set, std::size_t di) {
@@ -604,6 +639,7 @@ class checkpoint_aware_preemption {
           slot_touched_.push_back(s);
         }
         slot_acc_[s] += effects_[e].freed;
+        add_grants(effects_[e], &slot_gpu_acc_[std::size_t{s} * max_gpus_per_node]);
       }
     }
     bool ok = agg.milli >= need_.milli && agg.slices >= need_.slices && agg.cpu >= need_.cpu &&
@@ -613,6 +649,7 @@ class checkpoint_aware_preemption {
       for (const auto s : slot_touched_) {
         res after = slots_[s].base;
         after += slot_acc_[s];
+        after.whole = whole_after(s, &slot_gpu_acc_[std::size_t{s} * max_gpus_per_node]);
         total += cap(demand_[g], after, slots_[s].gpus, slots_[s].model, slots_[s].mig) -
                  slot_cap_[s * G + g];
       }
@@ -621,6 +658,8 @@ class checkpoint_aware_preemption {
     for (const auto s : slot_touched_) {
       slot_acc_[s] = {};
       slot_touched_mark_[s] = 0;
+      std::fill_n(slot_gpu_acc_.begin() + static_cast<std::ptrdiff_t>(s * max_gpus_per_node),
+                  max_gpus_per_node, 0);
     }
     slot_touched_.clear();
     return ok;
@@ -789,7 +828,11 @@ class checkpoint_aware_preemption {
     slot_fill_.assign(slot_begin_.begin(), slot_begin_.end() - 1);
     for (const auto i : pool) {
       for (auto e = items_[i].eff_begin; e < items_[i].eff_end; ++e) {
-        slot_entries_[slot_fill_[effects_[e].slot]++] = {i, e};
+        const auto& f = effects_[e].freed;
+        const double gain =
+            static_cast<double>(f.milli) + static_cast<double>(f.slices) * 125.0;  // milli-GPU
+        slot_entries_[slot_fill_[effects_[e].slot]++] = {
+            items_[i].opt.lost_gpu_seconds / std::max(gain, 1e-9), i, e};
       }
     }
     // one plan per helpful slot
@@ -799,22 +842,17 @@ class checkpoint_aware_preemption {
       const auto lo = slot_begin_[s], hi = slot_begin_[s + 1];
       if (lo == hi) continue;
       std::sort(slot_entries_.begin() + lo, slot_entries_.begin() + hi,
-                [&](const std::pair<std::uint32_t, std::uint32_t>& x,
-                    const std::pair<std::uint32_t, std::uint32_t>& y) {
-                  const auto gx = static_cast<double>(effects_[x.second].freed.milli) +
-                                  static_cast<double>(effects_[x.second].freed.slices) * 125.0;
-                  const auto gy = static_cast<double>(effects_[y.second].freed.milli) +
-                                  static_cast<double>(effects_[y.second].freed.slices) * 125.0;
-                  const double rx = items_[x.first].opt.lost_gpu_seconds / std::max(gx, 1e-9);
-                  const double ry = items_[y.first].opt.lost_gpu_seconds / std::max(gy, 1e-9);
-                  if (rx != ry) return rx < ry;
-                  return x.first < y.first;
+                [](const detail::ca_entry& x, const detail::ca_entry& y) {
+                  if (x.key != y.key) return x.key < y.key;
+                  return x.item < y.item;
                 });
       res acc = slots_[s].base;
+      std::int32_t gacc[max_gpus_per_node] = {};
       detail::ca_plan pl;
       pl.begin = static_cast<std::uint32_t>(plan_items_.size());
       for (auto k = lo; k < hi; ++k) {
-        const auto [i, e] = slot_entries_[k];
+        const auto i = slot_entries_[k].item;
+        const auto e = slot_entries_[k].effect;
         bool dup = false;  // another option of the same job already in this plan
         for (auto q = pl.begin; q < plan_items_.size(); ++q) {
           dup = dup || items_[plan_items_[q]].job == items_[i].job;
@@ -822,6 +860,8 @@ class checkpoint_aware_preemption {
         if (dup) continue;
         plan_items_.push_back(i);
         acc += effects_[e].freed;
+        add_grants(effects_[e], gacc);
+        acc.whole = whole_after(s, gacc);
         pl.cost += items_[i].opt.lost_gpu_seconds;
         std::int64_t gain = 0;
         for (std::size_t g = 0; g < G; ++g) {
@@ -999,8 +1039,41 @@ class checkpoint_aware_preemption {
       plan.details.push_back(d);
     }
     plan.placement = best_placement_;
+    if (!plan.shrinks.empty()) trim_shrinks(plan);
     plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
     return true;
+  }
+
+  /// Shrinks only as far as needed: raises each order's `to` (fewer tasks released) while the
+  /// preemptor still fits (one probe per step). The cost does not change (the pause hits every
+  /// worker whatever the number released); the details' `shrink_to` and `gpus` do.
+  void trim_shrinks(preemption_plan& plan) {
+    for (auto& o : plan.shrinks) {
+      const std::int32_t runs = ctx_->book().find(o.job)->tasks_in_group(o.group);
+      while (o.to + 1 < runs && stats_.probes < opt_.max_probes) {
+        ++o.to;
+        ++stats_.probes;
+        if (!(*probe_)(plan.victims, plan.shrinks, &placement_buf_)) {
+          --o.to;
+          break;
+        }
+        plan.placement = placement_buf_;
+      }
+    }
+    for (auto& d : plan.details) {
+      if (d.action != victim_action::shrink) continue;
+      const running_job& r = *ctx_->book().find(d.job);
+      released_.clear();
+      for (const auto& o : plan.shrinks) {
+        if (o.job != d.job) continue;
+        std::int32_t seen = 0;
+        for (const auto& t : r.tasks) {
+          if (t.group == o.group && seen++ >= o.to) released_.push_back(t);
+        }
+        if (d.group == o.group) d.shrink_to = o.to;
+      }
+      d.gpus = held_gpus(ctx_->state(), released_);
+    }
   }
 
   [[nodiscard]] reason no_victims_reason(const job_spec& j) const {
@@ -1055,6 +1128,8 @@ class checkpoint_aware_preemption {
   std::vector<detail::ca_job> adm_, jobs_;
   std::vector<detail::ca_item> items_;
   std::vector<detail::ca_effect> effects_;
+  std::vector<detail::ca_grant> grants_;
+  std::vector<std::int32_t> slot_gpu_acc_, slot_gpu_base_;
   std::vector<shrink_order> orders_, shrink_tmp_, shrink_buf_;
   std::vector<task_allocation> released_, placement_buf_, placement_keep_, best_placement_;
   std::vector<detail::ca_slot> slots_;
@@ -1066,7 +1141,7 @@ class checkpoint_aware_preemption {
       evicts_, cand_, best_;
   std::vector<std::uint64_t> conflict_;
   std::vector<std::uint32_t> slot_begin_, slot_fill_, plan_items_;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> slot_entries_;
+  std::vector<detail::ca_entry> slot_entries_;
   std::vector<detail::ca_plan> plans_;
   std::vector<detail::ca_heap_node> heap_;
   std::vector<job_id> victims_buf_;

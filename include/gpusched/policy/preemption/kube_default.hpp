@@ -218,15 +218,15 @@ struct kube_default_preemption {
       }
       choices.push_back(std::move(ch));
     }
-    std::stable_sort(choices.begin(), choices.end(),
-                     [](const node_choice& a, const node_choice& b) {
-                       if (a.max_priority != b.max_priority) return a.max_priority < b.max_priority;
-                       if (a.sum_priority != b.sum_priority) return a.sum_priority < b.sum_priority;
-                       if (a.victims.size() != b.victims.size()) {
-                         return a.victims.size() < b.victims.size();
-                       }
-                       return a.earliest_top > b.earliest_top;  // latest start wins
-                     });
+    // std::sort with the node position as the last key (std::stable_sort trips a libstdc++
+    // deprecation warning under clang)
+    std::sort(choices.begin(), choices.end(), [](const node_choice& a, const node_choice& b) {
+      if (a.max_priority != b.max_priority) return a.max_priority < b.max_priority;
+      if (a.sum_priority != b.sum_priority) return a.sum_priority < b.sum_priority;
+      if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
+      if (a.earliest_top != b.earliest_top) return a.earliest_top > b.earliest_top;  // latest
+      return a.node < b.node;                                                        // first
+    });
     std::vector<job_id> ids;
     for (const auto& ch : choices) {
       ids.clear();
