@@ -25,6 +25,8 @@
 #include "gpusched/policy/packing/topology_aware.hpp"
 #include "gpusched/policy/placement/gang.hpp"
 #include "gpusched/policy/placement/topology_aware.hpp"
+#include "gpusched/policy/preemption/checkpoint_aware.hpp"
+#include "gpusched/policy/preemption/kube_default.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 namespace detail {
@@ -248,12 +250,17 @@ class any_preemption_policy {
   struct iface : detail::named_iface {
     [[nodiscard]] virtual std::unique_ptr<iface> clone() const = 0;
     virtual preemption_plan select(const schedule_context&, const job_spec&, fit_probe) = 0;
+    virtual void on_preempted(const schedule_context&, const job_spec&, const preemption_plan&) = 0;
   };
   template <class P>
   struct model final : detail::model_base<iface, P, model<P>> {
     using detail::model_base<iface, P, model<P>>::model_base;
     preemption_plan select(const schedule_context& c, const job_spec& j, fit_probe f) override {
       return this->p.select(c, j, f);
+    }
+    void on_preempted(const schedule_context& c, const job_spec& j,
+                      const preemption_plan& pl) override {
+      if constexpr (requires { this->p.on_preempted(c, j, pl); }) this->p.on_preempted(c, j, pl);
     }
   };
 
@@ -266,6 +273,9 @@ class any_preemption_policy {
   [[nodiscard]] std::string_view name() const { return self_->name(); }
   preemption_plan select(const schedule_context& c, const job_spec& j, fit_probe f) {
     return self_->select(c, j, f);
+  }
+  void on_preempted(const schedule_context& c, const job_spec& j, const preemption_plan& pl) {
+    self_->on_preempted(c, j, pl);
   }
 
  private:
@@ -290,7 +300,8 @@ struct policy_names {
   std::vector<std::string_view> admission{"gang", "gang-strict", "gang-easy", "gang-conservative"};
   std::vector<std::string_view> packing{"first-fit", "topology"};
   std::vector<std::string_view> placement{"first-fit", "gang", "topology"};
-  std::vector<std::string_view> preemption{"priority", "none"};
+  std::vector<std::string_view> preemption{"priority", "none", "checkpoint-aware", "kube-default",
+                                           "lowest-priority-newest"};
 };
 
 namespace detail {
@@ -350,6 +361,10 @@ inline any_placement_policy make_placement_policy(std::string_view name) {
 inline any_preemption_policy make_preemption_policy(std::string_view name) {
   if (name == "priority") return priority_preemption{};
   if (name == "none") return no_preemption{};
+  if (name == "checkpoint-aware") return checkpoint_aware_preemption{};
+  if (name == "kube-default") return kube_default_preemption{};
+  // "lowest priority, most recent start": exactly `priority_preemption`'s rule
+  if (name == "lowest-priority-newest") return priority_preemption{};
   detail::unknown_policy("preemption", name, policy_names{}.preemption);
 }
 

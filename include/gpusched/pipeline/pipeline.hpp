@@ -53,8 +53,9 @@ struct cycle_result {
 /// 2. orders the pending jobs with `Order`;
 /// 3. for each job: `Admit::admit`; if admitted, `Place::place` in a transaction, committed
 ///    when the whole gang is placed; otherwise the transaction is rolled back and `Preempt`
-///    may propose victims; the pipeline evicts them and re-places the job in *one* transaction,
-///    committing evictions and placement together or neither;
+///    may propose victims (and shrinks of elastic jobs); the pipeline evicts and shrinks them
+///    and re-places the job in *one* transaction, committing all of it together or nothing;
+///    after a commit it calls `Preempt::on_preempted(ctx, job, plan)` when the policy has it;
 /// 4. a job that still does not fit, or that admission deferred, is deferred with the reason,
 ///    and `Admit::on_unplaced` says whether later jobs wait (strict FIFO) or go on.
 ///
@@ -141,18 +142,28 @@ class pipeline {
         }
         continue;
       }
-      const attempt first = try_place(ctx, book, *j, now, {}, d, tools);
+      const attempt first = try_place(ctx, book, *j, now, {}, {}, d, tools);
       if (first == attempt::placed) continue;
       if (first == attempt::unplaced) {
         // Does not fit on free resources: ask the preemption policy, then re-place with victims.
-        const auto probe = [&](std::span<const job_id> victims) {
+        const auto probe = [&](std::span<const job_id> victims,
+                               std::span<const shrink_order> shrinks,
+                               std::vector<task_allocation>* placed) {
           auto tx = book.begin();
           for (job_id v : victims) tx.evict(v);
-          return place_.place(ctx, *j, packing_ref(pack_), tx).placed;  // rolled back by ~tx
+          for (const auto& sh : shrinks) tx.shrink(sh);
+          const bool ok = place_.place(ctx, *j, packing_ref(pack_), tx).placed;
+          if (ok && placed != nullptr) placed->assign(tx.placed().begin(), tx.placed().end());
+          return ok;  // rolled back by ~tx
         };
         preemption_plan plan = preempt_.select(ctx, *j, fit_probe(probe));
-        if (!plan.victims.empty() &&
-            try_place(ctx, book, *j, now, plan.victims, d, tools) == attempt::placed) {
+        if (!plan.empty() && try_place(ctx, book, *j, now, plan.victims, plan.shrinks, d, tools) ==
+                                 attempt::placed) {
+          d.victim_details = plan.details;
+          d.lost_gpu_seconds = plan.lost_gpu_seconds;
+          if constexpr (requires { preempt_.on_preempted(ctx, *j, plan); }) {
+            preempt_.on_preempted(ctx, *j, plan);
+          }
           continue;
         }
         d.preemption = plan.why;
@@ -165,10 +176,6 @@ class pipeline {
  private:
   enum class attempt : std::uint8_t { placed, unplaced, refused };
 
-  /// Places `j` after evicting `victims`, in one transaction; asks the admission policy's
-  /// optional `approve(ctx, job, tx)` (which sees the tentative placement) before committing.
-  /// On success commits, fills `d` and calls the optional `on_committed(ctx, d)` and
-  /// `on_admitted(ctx, job)` hooks. `refused`: placed but not approved (`d` holds the verdict).
   queue_action unplaced(const schedule_context& ctx, const job_spec& j, const reason& why,
                         const admission_tools& tools) {
     if constexpr (requires { admit_.on_unplaced(ctx, j, why, tools); }) {
@@ -178,13 +185,20 @@ class pipeline {
     }
   }
 
+  /// Places `j` after evicting `victims` and applying `shrinks`, in one transaction; asks the
+  /// admission policy's optional `approve(ctx, job, tx[, tools])` (which sees the tentative
+  /// placement) before committing. On success commits, fills `d` and calls the optional
+  /// `on_committed(ctx, d)` and `on_admitted(ctx, job)` hooks. `refused`: placed but not
+  /// approved (`d` holds the verdict).
   attempt try_place(const schedule_context& ctx, ledger& book, const job_spec& j, sim_time now,
-                    std::span<const job_id> victims, decision& d, const admission_tools& tools) {
+                    std::span<const job_id> victims, std::span<const shrink_order> shrinks,
+                    decision& d, const admission_tools& tools) {
     auto tx = book.begin();
     for (job_id v : victims) tx.evict(v);
+    for (const auto& s : shrinks) tx.shrink(s);
     const placement_outcome o = place_.place(ctx, j, packing_ref(pack_), tx);
     if (!o.placed) {
-      if (victims.empty()) d.why = o.why;
+      if (victims.empty() && shrinks.empty()) d.why = o.why;
       return attempt::unplaced;  // ~tx rolls back
     }
     if constexpr (requires { admit_.approve(ctx, j, tx, tools); }) {
@@ -203,11 +217,12 @@ class pipeline {
       }
     }
     d.kind = verdict::admit;
-    d.why = victims.empty()
+    d.why = victims.empty() && shrinks.empty()
                 ? o.why
                 : reason{reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
     d.placement.assign(tx.placed().begin(), tx.placed().end());
     d.victims.assign(victims.begin(), victims.end());
+    d.shrinks.assign(shrinks.begin(), shrinks.end());
     tx.commit(j, now);
     if constexpr (requires { admit_.on_committed(ctx, d); }) admit_.on_committed(ctx, d);
     if constexpr (requires { admit_.on_admitted(ctx, j); }) admit_.on_admitted(ctx, j);

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <concepts>  // std::same_as, std::copy_constructible
+#include <memory>    // std::addressof
 #include <optional>
 #include <span>
 #include <string_view>
@@ -86,15 +87,72 @@ struct placement_outcome {
   reason why;
 };
 
-/// A preemption policy's answer: the victims (empty: none admissible) and why.
+/// A preemption policy's answer: the victims (empty: none admissible) and why. The fields
+/// after `why` are optional richer output (a policy that does not fill them leaves them empty).
 struct preemption_plan {
-  std::vector<job_id> victims;
+  std::vector<job_id> victims;  ///< jobs evicted whole
   reason why;
+  std::vector<shrink_order> shrinks{};       ///< elastic jobs shrunk instead of evicted
+  std::vector<victim_detail> details{};      ///< per victim (evicted or shrunk): action, cost
+  double lost_gpu_seconds = 0;               ///< sum of `details[i].lost_gpu_seconds`
+  std::vector<task_allocation> placement{};  ///< where the preemptor went in the verifying probe
+  [[nodiscard]] bool empty() const noexcept { return victims.empty() && shrinks.empty(); }
 };
 
-/// Tests a victim set: true when evicting exactly `victims` lets the preemptor be placed.
-/// Provided by the pipeline; it uses a transaction and always rolls it back.
-using fit_probe = detail::function_ref<bool(std::span<const job_id>)>;
+/// @brief Tests a victim set: true when evicting exactly `victims` (and applying `shrinks`)
+/// lets the preemptor be placed. Provided by the pipeline; it uses a transaction and always
+/// rolls it back. Non-owning, like `function_ref`.
+///
+/// It can be made from a callable taking the victims only (`bool(span<const job_id>)`; such a
+/// probe answers false whenever `shrinks` is non-empty) or from one taking the victims, the
+/// shrinks and an optional output for the placement found
+/// (`bool(span<const job_id>, span<const shrink_order>, std::vector<task_allocation>*)`).
+class fit_probe {
+ public:
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, fit_probe> &&
+             std::is_invocable_r_v<bool, F&, std::span<const job_id>> &&
+             !std::is_invocable_r_v<bool, F&, std::span<const job_id>,
+                                    std::span<const shrink_order>, std::vector<task_allocation>*>)
+  fit_probe(F&& f) noexcept  // NOLINT(google-explicit-constructor): a reference wrapper
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* o, std::span<const job_id> v, std::span<const shrink_order> s,
+                 std::vector<task_allocation>*) -> bool {
+          if (!s.empty()) return false;
+          return (*static_cast<std::remove_reference_t<F>*>(o))(v);
+        }),
+        shrinks_(false) {}
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, fit_probe> &&
+             std::is_invocable_r_v<bool, F&, std::span<const job_id>, std::span<const shrink_order>,
+                                   std::vector<task_allocation>*>)
+  fit_probe(F&& f) noexcept  // NOLINT(google-explicit-constructor)
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* o, std::span<const job_id> v, std::span<const shrink_order> s,
+                 std::vector<task_allocation>* out) -> bool {
+          return (*static_cast<std::remove_reference_t<F>*>(o))(v, s, out);
+        }),
+        shrinks_(true) {}
+
+  /// Evicting `victims` makes room.
+  bool operator()(std::span<const job_id> victims) const {
+    return call_(object_, victims, {}, nullptr);
+  }
+  /// Evicting `victims` and applying `shrinks` makes room; on success, and if `placement` is
+  /// not null, it receives where the preemptor was placed.
+  bool operator()(std::span<const job_id> victims, std::span<const shrink_order> shrinks,
+                  std::vector<task_allocation>* placement = nullptr) const {
+    return call_(object_, victims, shrinks, placement);
+  }
+  /// False when made from a victims-only callable (shrinks are then never verified).
+  [[nodiscard]] bool supports_shrink() const noexcept { return shrinks_; }
+
+ private:
+  void* object_;
+  bool (*call_)(void*, std::span<const job_id>, std::span<const shrink_order>,
+                std::vector<task_allocation>*);
+  bool shrinks_;
+};
 
 /// @brief What-if tools the pipeline lends to admission hooks that need them (backfill): open a
 /// transaction on the ledger, and place any job inside a transaction with the pipeline's own
@@ -241,8 +299,12 @@ concept placement_policy =
 /// Requirements: `p.select(ctx, job, probe) -> preemption_plan`; `p.name()`.
 /// Laws: victims are distinct running jobs; when non-empty, `probe(victims)` is true (the
 /// pipeline re-checks); a preemptor that cannot be satisfied evicts nobody (empty victims).
+/// Optional: `shrinks` (elastic jobs, none also among `victims`), with `probe(victims, shrinks)`
+/// true; and a hook `p.on_preempted(ctx, job, plan)` the pipeline calls after it committed a
+/// plan (for thrash protection).
 /// Complexity: policy-specific; document the number of probes.
-/// Models: `priority_preemption`, `no_preemption`.
+/// Models: `priority_preemption`, `no_preemption`, `checkpoint_aware_preemption`,
+/// `kube_default_preemption`.
 template <class P>
 concept preemption_policy =
     enable_preemption_policy<P> && std::copy_constructible<P> && detail::named<P> &&

@@ -18,6 +18,7 @@
 #include "gpusched/core/ids.hpp"
 #include "gpusched/core/time.hpp"
 #include "gpusched/workload/job.hpp"
+#include "gpusched/workload/ledger.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
@@ -105,6 +106,40 @@ constexpr std::string_view to_string(resource_kind r) noexcept {
   return "?";
 }
 
+/// What happens to one victim of a preemption.
+enum class victim_action : std::uint8_t {
+  requeue,           ///< stopped now, requeued; restarts from its last checkpoint (or from start)
+  suspend,           ///< paused with its state kept by the runtime; resumes later
+  shrink,            ///< elastic job releases tasks down to `victim_detail::shrink_to`
+  signal_then_wait,  ///< signalled to checkpoint; stopped after `victim_detail::wait`
+};
+
+constexpr std::string_view to_string(victim_action a) noexcept {
+  switch (a) {
+    case victim_action::requeue:
+      return "requeue from checkpoint";
+    case victim_action::suspend:
+      return "suspend";
+    case victim_action::shrink:
+      return "shrink";
+    case victim_action::signal_then_wait:
+      return "signal then wait";
+  }
+  return "?";
+}
+
+/// @brief One victim of a preemption plan, with what is done to it and what it costs.
+struct victim_detail {
+  job_id job;
+  victim_action action = victim_action::requeue;
+  std::int32_t group = -1;      ///< shrink: the group shrunk (-1: every elastic group)
+  std::int32_t shrink_to = -1;  ///< shrink: tasks the group keeps
+  double gpus = 0;              ///< GPU-equivalents released
+  double lost_gpu_seconds = 0;  ///< expected work lost (see policy/preemption/cost.hpp)
+  sim_duration wait{0};         ///< signal_then_wait: how long the preemptor waits
+  friend bool operator==(const victim_detail&, const victim_detail&) noexcept = default;
+};
+
 /// @brief A structured reason. Only the fields that the code uses are set.
 struct reason {
   reason_code code = reason_code::none;
@@ -183,6 +218,10 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
       return "backing off after " + std::to_string(r.needed) +
              " failed attempts, until t=" + (r.until ? seconds_text(*r.until) : std::string("?"));
     case reason_code::no_victims:
+      if (r.resource != resource_kind::none) {
+        return "no admissible victim set frees enough room: needs " + amounts() + ", at most " +
+               std::to_string(r.available) + " after evicting every admissible candidate";
+      }
       return "no set of preemptible lower-priority jobs frees enough room";
     case reason_code::topology:
       return group() + "no network domain at the required level can host the gang's " + amounts() +
@@ -196,9 +235,13 @@ struct decision {
   job_id job;
   verdict kind = verdict::defer;
   reason why;
-  std::vector<task_allocation> placement;  ///< admit: one allocation per task
-  std::vector<job_id> victims;             ///< admit by preemption: jobs evicted (whole)
-  reason preemption;                       ///< defer after a failed preemption attempt
+  std::vector<task_allocation> placement;       ///< admit: one allocation per task
+  std::vector<job_id> victims;                  ///< admit by preemption: jobs evicted (whole)
+  reason preemption;                            ///< defer after a failed preemption attempt
+  std::vector<shrink_order> shrinks{};          ///< admit by preemption: elastic jobs shrunk
+  std::vector<victim_detail> victim_details{};  ///< per victim: action and cost, when the
+                                                ///< preemption policy gives them
+  double lost_gpu_seconds = 0;                  ///< sum of the details' lost work
 };
 
 /// Renders a placement, one entry per task: `node` (CPU-only), `node[gpu0-3]` (whole GPUs,
@@ -251,6 +294,13 @@ inline std::string describe(const decision& d, const cluster& c, const job_spec*
     if (!d.victims.empty()) {
       s += " after preempting";
       for (auto v : d.victims) s += " job " + std::to_string(v.value());
+    }
+    if (!d.shrinks.empty()) {
+      s += " after shrinking";
+      for (const auto& o : d.shrinks) {
+        s += " job " + std::to_string(o.job.value()) + " group #" + std::to_string(o.group) +
+             " to " + std::to_string(o.to);
+      }
     }
     return s;
   }

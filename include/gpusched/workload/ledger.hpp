@@ -10,7 +10,8 @@
 /// read priorities, tenants and checkpoint state of what runs.
 #pragma once
 
-#include <algorithm>  // std::find
+#include <algorithm>  // std::find, std::any_of
+#include <cstdint>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -47,6 +48,16 @@ struct running_job {
     }
     return m;
   }
+};
+
+/// @brief An order to shrink an elastic job: group `group` of running job `job` keeps its first
+/// `to` tasks (in allocation order) and releases the rest. `to` must be at least the group's
+/// minimum and below the tasks the group runs.
+struct shrink_order {
+  job_id job;
+  std::uint16_t group = 0;
+  std::int32_t to = 0;
+  friend bool operator==(const shrink_order&, const shrink_order&) noexcept = default;
 };
 
 /// @brief The cluster plus who holds what. Single writer; not thread-safe.
@@ -99,6 +110,7 @@ class ledger {
   // transaction scratch, reused so that transactions do not allocate once warmed up
   std::vector<task_allocation> tx_placed_;
   std::vector<job_id> tx_evicted_;
+  std::vector<shrink_order> tx_shrunk_;
   bool tx_open_ = false;
 };
 
@@ -106,8 +118,8 @@ class ledger {
 /// once (so later queries see them) and undone on `rollback()` or destruction unless committed.
 ///
 /// Laws: after `rollback()` the ledger equals its state before `begin()`; `commit` makes the
-/// evictions final and registers the placed tasks as one running job. Every operation is
-/// O(what it touches); rollback is O(placed + evicted tasks).
+/// evictions and shrinks final and registers the placed tasks as one running job. Every
+/// operation is O(what it touches); rollback is O(placed + evicted + shrunk jobs' tasks).
 class ledger::transaction {
  public:
   transaction(const transaction&) = delete;
@@ -140,32 +152,79 @@ class ledger::transaction {
       throw invalid_value_error(error_id::unknown_id, "transaction", "evict",
                                 std::to_string(id.value()), "not running (or evicted twice)");
     }
+    if (shrunk_here(id)) {
+      throw invalid_value_error(error_id::inconsistent, "transaction", "evict",
+                                std::to_string(id.value()), "job was shrunk in this transaction");
+    }
     l_->tx_evicted_.push_back(id);
     for (const auto& t : r->tasks) l_->cluster_.apply(t, -1);
   }
+  /// Tentatively releases the tasks of group `s.group` of elastic job `s.job` beyond its first
+  /// `s.to` (in allocation order); `commit` removes them from the job, `rollback` restores them.
+  /// O(tasks of the job). @throws invalid_value_error, changing nothing, when the job is not
+  /// running or is evicted here (unknown_id), the group does not exist or `s.to` is below the
+  /// group's minimum or not below the tasks it runs (invalid_value), or the same group is
+  /// shrunk twice in this transaction (duplicate_id).
+  void shrink(const shrink_order& s) {
+    GPUSCHED_EXPECTS(l_ != nullptr);
+    const std::string who = std::to_string(s.job.value());
+    const auto* r = l_->find(s.job);
+    if (r == nullptr ||
+        std::find(l_->tx_evicted_.begin(), l_->tx_evicted_.end(), s.job) != l_->tx_evicted_.end()) {
+      throw invalid_value_error(error_id::unknown_id, "transaction", "shrink", who,
+                                "not running (or evicted in this transaction)");
+    }
+    if (s.group >= r->spec.groups.size()) {
+      throw invalid_value_error(error_id::invalid_value, "transaction shrink of job " + who,
+                                "group", std::to_string(s.group), "no such group");
+    }
+    const auto& g = r->spec.groups[s.group];
+    const std::int32_t runs = r->tasks_in_group(s.group);
+    if (s.to < g.minimum() || s.to >= runs) {
+      throw invalid_value_error(error_id::invalid_value, "transaction shrink of job " + who, "to",
+                                std::to_string(s.to),
+                                "must be in " + std::to_string(g.minimum()) + ".." +
+                                    std::to_string(runs - 1) + " (minimum..running-1)");
+    }
+    for (const auto& o : l_->tx_shrunk_) {
+      if (o.job == s.job && o.group == s.group) {
+        throw invalid_value_error(error_id::duplicate_id, "transaction shrink of job " + who,
+                                  "group", std::to_string(s.group), "shrunk twice");
+      }
+    }
+    l_->tx_shrunk_.push_back(s);
+    apply_shrink(*r, s, -1);
+  }
+  [[nodiscard]] std::span<const shrink_order> shrunk() const noexcept { return l_->tx_shrunk_; }
   [[nodiscard]] std::span<const task_allocation> placed() const noexcept { return l_->tx_placed_; }
   [[nodiscard]] std::span<const job_id> evicted() const noexcept { return l_->tx_evicted_; }
 
   /// A point inside the transaction to roll back to (nested what-if searches).
   struct savepoint {
     std::size_t placed = 0;
+    std::size_t shrunk = 0;
     std::size_t evicted = 0;
   };
   /// The current point. O(1).
   [[nodiscard]] savepoint mark() const noexcept {
     GPUSCHED_EXPECTS(l_ != nullptr);
-    return {l_->tx_placed_.size(), l_->tx_evicted_.size()};
+    return {l_->tx_placed_.size(), l_->tx_shrunk_.size(), l_->tx_evicted_.size()};
   }
-  /// Undoes, newest first, every placement and eviction made after `sp`; the transaction stays
-  /// open. @pre `sp` was taken from this transaction and not rolled past.
-  /// O(placements + evicted tasks undone).
+  /// Undoes, newest first, every placement, shrink and eviction made after `sp`; the
+  /// transaction stays open. @pre `sp` was taken from this transaction and not rolled past.
+  /// O(placements + shrunk and evicted tasks undone).
   void rollback_to(savepoint sp) noexcept {
     GPUSCHED_EXPECTS(l_ != nullptr && sp.placed <= l_->tx_placed_.size() &&
-                     sp.evicted <= l_->tx_evicted_.size());
+                     sp.shrunk <= l_->tx_shrunk_.size() && sp.evicted <= l_->tx_evicted_.size());
     auto& placed = l_->tx_placed_;
     while (placed.size() > sp.placed) {
       l_->cluster_.apply(placed.back(), -1);
       placed.pop_back();
+    }
+    auto& shrunk = l_->tx_shrunk_;
+    while (shrunk.size() > sp.shrunk) {
+      apply_shrink(*l_->find(shrunk.back().job), shrunk.back(), +1);
+      shrunk.pop_back();
     }
     auto& evicted = l_->tx_evicted_;
     while (evicted.size() > sp.evicted) {
@@ -178,15 +237,16 @@ class ledger::transaction {
     return std::find(l_->tx_evicted_.begin(), l_->tx_evicted_.end(), id) != l_->tx_evicted_.end();
   }
 
-  /// Undoes every placement (newest first), then every eviction, and closes the transaction.
+  /// Undoes every placement (newest first), every shrink, then every eviction, and closes the
+  /// transaction.
   void rollback() noexcept {
     GPUSCHED_EXPECTS(l_ != nullptr);
     rollback_to({});
     close();
   }
 
-  /// Makes evictions final and, if anything was placed, registers it as running job `spec`
-  /// started at `start`. @pre `spec.id` is not running (unless it is among the evicted).
+  /// Makes evictions and shrinks final and, if anything was placed, registers it as running job
+  /// `spec` started at `start`. @pre `spec.id` is not running (unless it is among the evicted).
   void commit(job_spec spec, sim_time start) {
     GPUSCHED_EXPECTS(l_ != nullptr);
     finish_evictions();
@@ -198,7 +258,7 @@ class ledger::transaction {
     }
     close();
   }
-  /// Makes evictions final. @pre nothing was placed.
+  /// Makes evictions and shrinks final. @pre nothing was placed.
   void commit() {
     GPUSCHED_EXPECTS(l_ != nullptr && l_->tx_placed_.empty());
     finish_evictions();
@@ -209,11 +269,30 @@ class ledger::transaction {
   friend class ledger;
   explicit transaction(ledger& l) noexcept : l_(&l) {}
   void finish_evictions() {
+    for (const auto& s : l_->tx_shrunk_) {
+      auto& tasks = l_->running_[l_->index_.at(s.job)].tasks;
+      std::int32_t seen = 0;
+      std::erase_if(tasks, [&](const task_allocation& t) {
+        return t.group == s.group && seen++ >= s.to;  // remove_if visits in order
+      });
+    }
     for (const job_id id : l_->tx_evicted_) l_->erase_running(l_->index_.at(id));
+  }
+  [[nodiscard]] bool shrunk_here(job_id id) const noexcept {
+    return std::any_of(l_->tx_shrunk_.begin(), l_->tx_shrunk_.end(),
+                       [&](const shrink_order& s) { return s.job == id; });
+  }
+  /// Returns (`sign = -1`) or re-applies (`+1`) the tasks `s` releases from `r`.
+  void apply_shrink(const running_job& r, const shrink_order& s, int sign) noexcept {
+    std::int32_t seen = 0;
+    for (const auto& t : r.tasks) {
+      if (t.group == s.group && seen++ >= s.to) l_->cluster_.apply(t, sign);
+    }
   }
   void close() noexcept {
     l_->tx_placed_.clear();
     l_->tx_evicted_.clear();
+    l_->tx_shrunk_.clear();
     l_->tx_open_ = false;
     l_ = nullptr;
   }

@@ -117,7 +117,7 @@ class quota_admission {
 
   void on_committed(const schedule_context& ctx, const decision& d) {
     if constexpr (requires { inner_.on_committed(ctx, d); }) inner_.on_committed(ctx, d);
-    if (!d.victims.empty()) {
+    if (!d.victims.empty() || !d.shrinks.empty()) {
       tree_.recompute(ctx.book());  // victims' allocations are gone: count again, exactly
       return;
     }
