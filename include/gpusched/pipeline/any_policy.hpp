@@ -18,6 +18,7 @@
 #include "gpusched/core/error.hpp"
 #include "gpusched/pipeline/pipeline.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/packing/mig_aware.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 namespace detail {
@@ -252,7 +253,7 @@ using any_pipeline = pipeline<any_ordering_policy, any_admission_policy, any_pac
 struct policy_names {
   std::vector<std::string_view> ordering{"fifo", "priority"};
   std::vector<std::string_view> admission{"gang", "gang-strict"};
-  std::vector<std::string_view> packing{"first-fit"};
+  std::vector<std::string_view> packing{"first-fit", "mig-aware"};
   std::vector<std::string_view> placement{"first-fit"};
   std::vector<std::string_view> preemption{"priority", "none"};
 };
@@ -280,6 +281,7 @@ inline any_admission_policy make_admission_policy(std::string_view name) {
 }
 inline any_packing_policy make_packing_policy(std::string_view name) {
   if (name == "first-fit") return first_fit_packing{};
+  if (name == "mig-aware") return mig_aware_packing{};
   detail::unknown_policy("packing", name, policy_names{}.packing);
 }
 inline any_placement_policy make_placement_policy(std::string_view name) {
