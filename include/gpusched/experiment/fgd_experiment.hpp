@@ -118,15 +118,18 @@ class fgd_experiment {
           static_cast<std::int64_t>(cfg.tune * static_cast<double>(total_gpus_) * 1000.0);
       std::int64_t total = 0;
       for (auto i : order) total += pods_[i].gpu_request();
-      while (total < target) {
-        const auto i = uniform_index(rng, pods_.size());
-        order.push_back(i);
-        total += pods_[i].gpu_request();
-      }
-      while (total > target && !order.empty()) {
-        const auto k = uniform_index(rng, order.size());
-        total -= pods_[order[k]].gpu_request();
-        order.erase(order.begin() + static_cast<std::ptrdiff_t>(k));
+      if (total < target) {
+        while (total < target) {
+          const auto i = uniform_index(rng, pods_.size());
+          order.push_back(i);
+          total += pods_[i].gpu_request();
+        }
+      } else {
+        while (total > target && !order.empty()) {
+          const auto k = uniform_index(rng, order.size());
+          total -= pods_[order[k]].gpu_request();
+          order.erase(order.begin() + static_cast<std::ptrdiff_t>(k));
+        }
       }
     }
     return order;

@@ -18,6 +18,8 @@
 #include "gpusched/core/error.hpp"
 #include "gpusched/pipeline/pipeline.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/packing/best_fit.hpp"
+#include "gpusched/policy/packing/fgd.hpp"
 #include "gpusched/policy/packing/mig_aware.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
@@ -253,7 +255,9 @@ using any_pipeline = pipeline<any_ordering_policy, any_admission_policy, any_pac
 struct policy_names {
   std::vector<std::string_view> ordering{"fifo", "priority"};
   std::vector<std::string_view> admission{"gang", "gang-strict"};
-  std::vector<std::string_view> packing{"first-fit", "mig-aware"};
+  std::vector<std::string_view> packing{"first-fit",      "mig-aware",   "best-fit",
+                                        "worst-fit",      "random",      "dotprod",
+                                        "gpu-clustering", "gpu-packing", "fgd-best-fit"};
   std::vector<std::string_view> placement{"first-fit"};
   std::vector<std::string_view> preemption{"priority", "none"};
 };
@@ -282,6 +286,13 @@ inline any_admission_policy make_admission_policy(std::string_view name) {
 inline any_packing_policy make_packing_policy(std::string_view name) {
   if (name == "first-fit") return first_fit_packing{};
   if (name == "mig-aware") return mig_aware_packing{};
+  if (name == "best-fit") return best_fit_packing{};
+  if (name == "worst-fit") return worst_fit_packing{};
+  if (name == "random") return random_packing{};
+  if (name == "dotprod") return dotprod_packing{};
+  if (name == "gpu-clustering") return gpu_clustering_packing{};
+  if (name == "gpu-packing") return gpu_packing_packing{};
+  if (name == "fgd-best-fit") return fgd_best_fit_packing{};
   detail::unknown_policy("packing", name, policy_names{}.packing);
 }
 inline any_placement_policy make_placement_policy(std::string_view name) {
