@@ -19,7 +19,7 @@
 /// the default openb trace (10,866 pods, 1,213 nodes) takes well under a second.
 #pragma once
 
-#include <algorithm>  // std::sort, std::stable_sort
+#include <algorithm>  // std::sort
 #include <chrono>
 #include <cmath>  // std::lround
 #include <cstdint>
@@ -108,8 +108,10 @@ class fgd_experiment {
                                                   random_engine& rng) const {
     std::vector<std::size_t> order(pods_.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return pods_[a].name < pods_[b].name; });
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      if (pods_[a].name != pods_[b].name) return pods_[a].name < pods_[b].name;
+      return a < b;  // equal names keep file order
+    });
     for (std::size_t i = order.size(); i > 1; --i) {
       std::swap(order[i - 1], order[uniform_index(rng, i)]);
     }

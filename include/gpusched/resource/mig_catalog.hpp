@@ -14,7 +14,7 @@
 /// [I]; B300/GB300 names [S]), and the A100-40GB `1g.10gb` memory size.
 #pragma once
 
-#include <algorithm>  // std::sort, std::max
+#include <algorithm>  // std::sort
 #include <array>
 #include <bit>  // std::popcount
 #include <cstdint>
@@ -259,12 +259,16 @@ inline bool mig_fit_rec(std::span<const mig_profile* const> todo, std::size_t i,
   std::vector<const mig_profile*> todo(requests.begin(), requests.end());
   std::vector<std::size_t> order(todo.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     const int pa = std::popcount(todo[a]->placement_starts);
     const int pb = std::popcount(todo[b]->placement_starts);
     if (pa != pb) return pa < pb;
-    return todo[a]->memory_slices > todo[b]->memory_slices;
+    if (todo[a]->memory_slices != todo[b]->memory_slices) {
+      return todo[a]->memory_slices > todo[b]->memory_slices;
+    }
+    return a < b;
   });
+
   std::vector<const mig_profile*> sorted;
   sorted.reserve(order.size());
   for (auto i : order) sorted.push_back(todo[i]);

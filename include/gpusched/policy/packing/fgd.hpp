@@ -172,7 +172,7 @@ class target_workload {
     for (const auto& p : pods) count[{p.cpu, p.milli, p.gpus, p.models.bits()}] += 1;
     std::vector<std::pair<std::tuple<std::int64_t, std::int32_t, int, std::uint64_t>, double>>
         sorted(count.begin(), count.end());
-    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
       if (a.second != b.second) return a.second > b.second;
       return a.first > b.first;
     });
@@ -275,8 +275,10 @@ inline fgd_node fgd_sub(const fgd_node& n, const fgd_pod_shape& p) noexcept {
   if (p.gpus == 0) return out;
   std::array<int, max_gpus_per_node> idx{};
   for (int i = 0; i < n.gpus; ++i) idx[static_cast<std::size_t>(i)] = i;
-  std::stable_sort(idx.begin(), idx.begin() + n.gpus, [&](int a, int b) {
-    return n.left[static_cast<std::size_t>(a)] < n.left[static_cast<std::size_t>(b)];
+  std::sort(idx.begin(), idx.begin() + n.gpus, [&](int a, int b) {
+    const auto la = n.left[static_cast<std::size_t>(a)];
+    const auto lb = n.left[static_cast<std::size_t>(b)];
+    return la != lb ? la < lb : a < b;  // ascending free, device order on ties
   });
   int need = p.gpus;
   for (int k = 0; k < n.gpus && need > 0; ++k) {
@@ -379,8 +381,10 @@ inline constexpr double fgd_max_spec_gpu = 8000;    ///< 8 GPUs
   if (free == n.gpus) return std::max(33 - free, free);
   std::array<int, max_gpus_per_node> idx{};
   for (int i = 0; i < n.gpus; ++i) idx[static_cast<std::size_t>(i)] = i;
-  std::stable_sort(idx.begin(), idx.begin() + n.gpus, [&](int a, int b) {
-    return n.left[static_cast<std::size_t>(a)] < n.left[static_cast<std::size_t>(b)];
+  std::sort(idx.begin(), idx.begin() + n.gpus, [&](int a, int b) {
+    const auto la = n.left[static_cast<std::size_t>(a)];
+    const auto lb = n.left[static_cast<std::size_t>(b)];
+    return la != lb ? la < lb : a < b;  // ascending free, device order on ties
   });
   int need = p.gpus, free_used = 0;
   std::int64_t ratio = 0;
