@@ -22,6 +22,9 @@
 #include "gpusched/policy/ordering/las.hpp"
 #include "gpusched/policy/ordering/multifactor.hpp"
 #include "gpusched/policy/ordering/themis.hpp"
+#include "gpusched/policy/packing/best_fit.hpp"
+#include "gpusched/policy/packing/fgd.hpp"
+#include "gpusched/policy/packing/mig_aware.hpp"
 #include "gpusched/policy/packing/topology_aware.hpp"
 #include "gpusched/policy/placement/gang.hpp"
 #include "gpusched/policy/placement/topology_aware.hpp"
@@ -298,7 +301,9 @@ struct policy_names {
                                          "las",    "las-time",   "srtf", "srsf",
                                          "themis", "multifactor"};
   std::vector<std::string_view> admission{"gang", "gang-strict", "gang-easy", "gang-conservative"};
-  std::vector<std::string_view> packing{"first-fit", "topology"};
+  std::vector<std::string_view> packing{"first-fit",   "topology",    "mig-aware", "best-fit",
+                                        "worst-fit",   "random",      "dotprod",   "gpu-clustering",
+                                        "gpu-packing", "fgd-best-fit"};
   std::vector<std::string_view> placement{"first-fit", "gang", "topology"};
   std::vector<std::string_view> preemption{"priority", "none", "checkpoint-aware", "kube-default",
                                            "lowest-priority-newest"};
@@ -346,6 +351,14 @@ inline any_admission_policy make_admission_policy(std::string_view name) {
 inline any_packing_policy make_packing_policy(std::string_view name) {
   if (name == "first-fit") return first_fit_packing{};
   if (name == "topology") return topology_packing(std::make_shared<const topology_model>());
+  if (name == "mig-aware") return mig_aware_packing{};
+  if (name == "best-fit") return best_fit_packing{};
+  if (name == "worst-fit") return worst_fit_packing{};
+  if (name == "random") return random_packing{};
+  if (name == "dotprod") return dotprod_packing{};
+  if (name == "gpu-clustering") return gpu_clustering_packing{};
+  if (name == "gpu-packing") return gpu_packing_packing{};
+  if (name == "fgd-best-fit") return fgd_best_fit_packing{};
   detail::unknown_policy("packing", name, policy_names{}.packing);
 }
 inline any_placement_policy make_placement_policy(std::string_view name) {
