@@ -9,12 +9,13 @@
 /// `trace/gavel.hpp`) and the synthetic generator (`trace/synthetic.hpp`) produce `trace_job`s.
 #pragma once
 
-#include <algorithm>  // std::stable_sort
+#include <algorithm>  // std::sort, std::is_sorted
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>  // std::move
 #include <vector>
 
 #include "gpusched/config.hpp"
@@ -70,10 +71,23 @@ struct trace {
   std::vector<std::string> gpu_specs;  ///< [0] = "" (any); openb `gpu_spec` strings
   std::size_t skipped = 0;             ///< rows a loader skipped by option (documented there)
 
-  /// Stable sort by submit time (ties keep file order). O(n log n).
+  /// Stable sort by submit time (ties keep file order). O(n log n); n indices of scratch.
+  /// (Not `std::stable_sort`: libstdc++ 12's uses a helper clang 19 flags as deprecated.)
   void sort_by_submit() {
-    std::stable_sort(jobs.begin(), jobs.end(),
-                     [](const trace_job& a, const trace_job& b) { return a.submit < b.submit; });
+    if (std::is_sorted(jobs.begin(), jobs.end(), [](const trace_job& a, const trace_job& b) {
+          return a.submit < b.submit;
+        })) {
+      return;
+    }
+    std::vector<std::uint32_t> order(jobs.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return jobs[a].submit != jobs[b].submit ? jobs[a].submit < jobs[b].submit : a < b;
+    });
+    std::vector<trace_job> sorted;
+    sorted.reserve(jobs.size());
+    for (const auto i : order) sorted.push_back(jobs[i]);
+    jobs = std::move(sorted);
   }
   /// Shifts every submit time so that the earliest is 0. O(n).
   void rebase() {
