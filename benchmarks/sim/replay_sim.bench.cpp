@@ -46,9 +46,9 @@ void BM_replay_synthetic(benchmark::State& state) {
     benchmark::DoNotOptimize(events);
   }
   state.counters["events"] = static_cast<double>(events);
-  state.counters["events_per_s"] = benchmark::Counter(
-      static_cast<double>(events) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
   state.SetComplexityN(static_cast<benchmark::IterationCount>(jobs));
 }
 BENCHMARK(BM_replay_synthetic)
@@ -70,9 +70,9 @@ void BM_replay_philly_2000_gpus(benchmark::State& state) {
     benchmark::DoNotOptimize(events);
   }
   state.counters["jobs"] = static_cast<double>(tr.jobs.size());
-  state.counters["events_per_s"] = benchmark::Counter(
-      static_cast<double>(events) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_replay_philly_2000_gpus)->Unit(benchmark::kMillisecond)->Iterations(1);
 
@@ -87,8 +87,9 @@ void BM_load_philly(benchmark::State& state) {
     n = gs::load_philly_file(path).jobs.size();
     benchmark::DoNotOptimize(n);
   }
-  state.counters["jobs_per_s"] = benchmark::Counter(
-      static_cast<double>(n) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["jobs_per_s"] =
+      benchmark::Counter(static_cast<double>(n) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_load_philly)->Unit(benchmark::kMillisecond);
 
