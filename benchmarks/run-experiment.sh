@@ -18,13 +18,13 @@ case "${1:-}" in
     time ${replay} --trace "philly:${philly}" --cluster 250x8 --out "${out}" --progress ;;
   tiresias-n32g4)  # Tiresias-style, one busy Philly VC on 32 x 4 GPUs
     ${replay} --trace "philly:${philly}" --tenant 6214e9 --cluster 32x4 --out "${out}" --progress \
-      --compare "fifo:ordering=fifo,admission=gang;fifo-strict:ordering=fifo,admission=gang-strict" ;;
+      --compare "fifo:ordering=fifo,admission=gang,preemption=none;fifo-strict:ordering=fifo,admission=gang-strict,preemption=none" ;;
   tiresias-n256g8)  # Tiresias-style, the whole Philly trace on 256 x 8 GPUs
     ${replay} --trace "philly:${philly}" --cluster 256x8 --out "${out}" --progress \
-      --compare "fifo:ordering=fifo,admission=gang;fifo-strict:ordering=fifo,admission=gang-strict" ;;
+      --compare "fifo:ordering=fifo,admission=gang,preemption=none;fifo-strict:ordering=fifo,admission=gang-strict,preemption=none" ;;
   fair-share-vcs)  # Philly VCs as tenants on 64 x 8 GPUs: per-tenant share and Jain's index
     ${replay} --trace "philly:${philly}" --cluster 64x8 --out "${out}" --progress \
-      --compare "fifo:ordering=fifo" ;;
+      --compare "fifo:ordering=fifo,preemption=none" ;;
   failures-*)  # failures-<checkpoint interval s>: VC 11cb48 on 32 x 4, node MTBF 100 h
     ${replay} --trace "philly:${philly}" --tenant 11cb48 --cluster 32x4 --out "${out}" --progress \
       --node-mtbf-hours 100 --repair-hours 2 --checkpoint-interval-s "${1#failures-}" \

@@ -40,7 +40,11 @@ inline std::string json_string(std::string_view s) {
         break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
-          o += num(static_cast<unsigned char>(c), "\\u%04x");
+          constexpr const char* hex = "0123456789abcdef";
+          const auto u = static_cast<unsigned char>(c);
+          o += "\\u00";
+          o += hex[u >> 4];
+          o += hex[u & 0xF];
         } else {
           o += c;
         }
