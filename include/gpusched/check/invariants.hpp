@@ -7,7 +7,8 @@
 /// Checked: no GPU share, MIG slot, CPU or memory is over-committed; cluster free amounts and
 /// caches (free whole GPUs, totals) equal capacity minus what the ledger records; every running
 /// gang is whole (each group runs between its minimum and its count, every task's grants match
-/// its request, on its own node, on an allowed model). O(nodes + GPUs + running tasks).
+/// its request, on its own node, on an allowed model); nodes out of service hold nothing and
+/// offer nothing to the indexes. O(nodes + GPUs + running tasks).
 #pragma once
 
 #include <cstdint>
@@ -87,6 +88,7 @@ inline bool grant_matches(const task_request& r, const task_allocation& a, const
         fail(jw + ": task on unknown node position " + std::to_string(t.node.value()));
         continue;
       }
+      if (!c.available(t.node)) fail(jw + ": task on node " + c.name(t.node) + ", out of service");
       const auto& req = r.spec.groups[t.group].request;
       if (!detail::grant_matches(req, t, c)) {
         fail(jw + " group " + std::to_string(t.group) + ": allocation does not match request");
@@ -156,10 +158,22 @@ inline bool grant_matches(const task_request& r, const task_allocation& a, const
         whole += g.whole_free() ? 1 : 0;
       }
     }
+    if (!c.available(n)) whole = 0;  // a node out of service offers nothing to the indexes
     if (whole != c.free_whole_gpus(n)) fail("node " + nm + ": free whole GPU cache mismatch");
     free_whole_total += whole;
   }
   if (free_whole_total != c.total_free_whole_gpus()) fail("cluster: free whole GPU total mismatch");
+  std::size_t down = 0;
+  std::int64_t down_gpus = 0;
+  for (node_index n : c.nodes()) {
+    if (c.available(n)) continue;
+    ++down;
+    down_gpus += static_cast<std::int64_t>(c.gpus(n).size());
+    if (c.max_free_share(n) != milli_gpu{0})
+      fail("node " + c.name(n) + ": out of service, offers a share");
+  }
+  if (down != c.unavailable_nodes() || down_gpus != c.unavailable_gpus())
+    fail("cluster: out-of-service node count mismatch");
   if (cpu_total != c.total_free_cpu()) fail("cluster: free CPU total mismatch");
   if (mem_total != c.total_free_memory()) fail("cluster: free memory total mismatch");
   return rep;

@@ -132,6 +132,7 @@ class cluster {
     max_node_gpus_.assign(catalog_.size(), 0);
     free_whole_.assign(n, 0);
     max_share_.assign(n, 0);
+    down_.assign(n, 0);
     whole_tree_ = detail::max_tree(n, 0);
     share_tree_ = detail::max_tree(n, 0);
     cpu_tree_ = detail::max_tree(n, 0);
@@ -201,6 +202,14 @@ class cluster {
     return !g.empty() && g.front().mig_enabled;
   }
   [[nodiscard]] const gpu_state& gpu(gpu_index g) const noexcept { return gpus_[g.value()]; }
+  /// False while the node is out of service (failed, drained): it holds no allocations, offers
+  /// no capacity to the indexes (`free_whole_gpus`, `max_free_share` read 0, CPU index 0) and
+  /// `can_apply` refuses it. Its CPU and memory free amounts are unchanged. Changed only through
+  /// `ledger::set_available`. O(1).
+  [[nodiscard]] bool available(node_index n) const noexcept { return down_[n.value()] == 0; }
+  /// Nodes out of service, and the GPUs they hold. O(1).
+  [[nodiscard]] std::size_t unavailable_nodes() const noexcept { return down_count_; }
+  [[nodiscard]] std::int64_t unavailable_gpus() const noexcept { return down_gpus_; }
 
   // ---- totals ----------------------------------------------------------------------------
   [[nodiscard]] std::int64_t total_gpus() const noexcept { return total_gpus_; }
@@ -252,6 +261,7 @@ class cluster {
   [[nodiscard]] bool can_apply(const task_allocation& a) const noexcept {
     if (a.node.value() >= node_count()) return false;
     const auto n = a.node.value();
+    if (down_[n] != 0) return false;
     if (a.cpu < cpu_millis{0} || a.memory < memory_mib{0}) return false;
     if (a.cpu > cpu_free_[n] || a.memory > memory_free_[n]) return false;
     const auto lo = gpu_begin_[n];
@@ -333,7 +343,21 @@ class cluster {
       }
     }
     refresh(a.node);
-    cpu_tree_.set(n, cpu_free_[n].value());
+    cpu_tree_.set(n, down_[n] == 0 ? cpu_free_[n].value() : 0);
+  }
+
+  /// Takes a node out of service or returns it. @pre when taking it out, nothing is allocated
+  /// on it (the ledger checks). O(GPUs of node + log n).
+  void set_available(node_index ni, bool up) noexcept {
+    const auto n = ni.value();
+    const std::uint8_t d = up ? 0 : 1;
+    if (down_[n] == d) return;
+    down_[n] = d;
+    const auto g = static_cast<std::int64_t>(gpu_count_[n]);
+    down_count_ = up ? down_count_ - 1 : down_count_ + 1;
+    down_gpus_ = up ? down_gpus_ - g : down_gpus_ + g;
+    refresh(ni);
+    cpu_tree_.set(n, up ? cpu_free_[n].value() : 0);
   }
 
   /// Recomputes the node's cached GPU aggregates and their index entries. O(GPUs of node).
@@ -341,10 +365,12 @@ class cluster {
     const auto n = ni.value();
     int whole = 0;
     std::int32_t share = 0;
-    for (const auto& g : gpus(ni)) {
-      if (g.mig_enabled) continue;
-      if (g.whole_free()) ++whole;
-      share = std::max(share, g.free.value());
+    if (down_[n] == 0) {
+      for (const auto& g : gpus(ni)) {
+        if (g.mig_enabled) continue;
+        if (g.whole_free()) ++whole;
+        share = std::max(share, g.free.value());
+      }
     }
     total_free_whole_ += whole - free_whole_[n];
     free_whole_[n] = whole;
@@ -366,6 +392,9 @@ class cluster {
   std::vector<gpu_model_id> node_model_;
   std::vector<int> free_whole_;
   std::vector<std::int32_t> max_share_;
+  std::vector<std::uint8_t> down_;  // 1: out of service
+  std::size_t down_count_ = 0;
+  std::int64_t down_gpus_ = 0;
   std::unordered_map<node_id, node_index> position_;
   std::vector<node_index> mig_nodes_;
   // GPUs

@@ -90,6 +90,41 @@ class ledger {
     erase_running(it->second);
   }
 
+  /// The running jobs holding anything on node `n`, in `running()` order. O(running tasks).
+  [[nodiscard]] std::vector<job_id> jobs_on(node_index n) const {
+    std::vector<job_id> out;
+    for (const auto& r : running_) {
+      for (const auto& t : r.tasks) {
+        if (t.node == n) {
+          out.push_back(r.spec.id);
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+  /// Takes node `n` out of service (`up == false`, e.g. a failure) or returns it (`true`).
+  /// A node out of service offers no capacity (see `cluster::available`). Idempotent.
+  /// @throws invalid_value_error (unknown_id) if `n` is not a node position, (inconsistent) if
+  /// taking it out while a running job holds resources on it (release those jobs first); the
+  /// ledger is unchanged then. O(running tasks) when taking out, O(GPUs of node + log n) else.
+  void set_available(node_index n, bool up) {
+    GPUSCHED_EXPECTS(!tx_open_);
+    if (n.value() >= cluster_.node_count()) {
+      throw invalid_value_error(error_id::unknown_id, "ledger", "node", std::to_string(n.value()),
+                                "no such node position");
+    }
+    if (!up) {
+      if (const auto held = jobs_on(n); !held.empty()) {
+        throw invalid_value_error(error_id::inconsistent, "ledger", "node", cluster_.name(n),
+                                  "job " + std::to_string(held.front().value()) +
+                                      " still holds resources on it; release it first");
+      }
+    }
+    cluster_.set_available(n, up);
+  }
+
   /// Opens a transaction. @pre no other transaction of this ledger is open.
   [[nodiscard]] transaction begin() noexcept;
 

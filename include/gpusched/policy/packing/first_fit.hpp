@@ -17,9 +17,10 @@
 GPUSCHED_BEGIN_NAMESPACE
 
 /// True when node `n` has the CPU and memory `r` needs and, if `r` needs a GPU, GPUs of a model
-/// `r` allows. O(1).
+/// `r` allows, and is in service. O(1).
 [[nodiscard]] inline bool host_fits(const cluster& c, node_index n,
                                     const task_request& r) noexcept {
+  if (!c.available(n)) return false;
   if (r.cpu > c.cpu_free(n) || r.memory > c.memory_free(n)) return false;
   if (r.gpu.kind == gpu_demand_kind::none) return true;
   const auto m = c.model(n);

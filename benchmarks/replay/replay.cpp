@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: Apache-2.0
+// Implementation of the replay command; usage in kUsage below and in benchmarks/README.md.
+#include "replay.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gpusched/gpusched.hpp>
+
+namespace gs = gpusched;
+
+namespace gpusched_experiment {
+namespace {
+
+constexpr const char* kUsage = R"(usage: replay [--config FILE] [options]
+Replays a job trace on a simulated cluster and reports metrics.
+
+  --trace KIND:PATH         philly:FILE | tiresias:FILE | openb:FILE |
+                            synthetic:JOBS:JOBS_PER_HOUR[:TENANTS]     (required)
+  --cluster NODESxGPUS[:MODEL]   homogeneous cluster (default 250x8:V100-SXM2-32GB)
+  --cpu-per-gpu CORES       CPU per GPU for traces without CPU figures (default 4)
+  --policy SPEC             one composition: slot=name,... over the slots ordering,
+                            admission, packing, placement, preemption (defaults: the library's)
+  --compare SPEC;SPEC;...   several compositions, run on the same trace, shown side by side;
+                            a SPEC may start with LABEL: (default label: the names joined by /)
+  --tenant NAME             keep only jobs of this tenant (Philly: virtual cluster)
+  --limit N                 keep only the first N jobs (by submission)
+  --seed N                  simulator seed (default 1)
+  --trigger event|SECONDS   cycle on every event (default) or every SECONDS
+  --node-mtbf-hours H       mean time between failures per node (default 0: none)
+  --repair-hours H          repair time of a failed node (default 1)
+  --checkpoint-interval-s S periodic checkpoint interval of every job (default 0: none)
+  --checkpoint-cost-s S     time to write a checkpoint (default 0)
+  --restore-cost-s S        time to restore after a restart (default 0)
+  --graceful-preemption     a preempted job saves its progress (Tiresias' assumption)
+  --sample-s S              time-series spacing (default 600)
+  --check-invariants        check the cluster invariants after every event (slow)
+  --out DIR                 write summary.csv, and per composition LABEL/{summary.json,
+                            jobs.csv,samples.csv,tenants.csv}
+  --progress                print a progress line on standard error
+  --quiet                   do not print the table
+  --help                    this text
+A config FILE holds the same options, one per line as `key = value` (or a bare `key` for a
+flag), `#` starts a comment; later command-line options override it.
+)";
+
+struct options {
+  std::string trace;
+  std::string cluster = "250x8:V100-SXM2-32GB";
+  double cpu_per_gpu = 4;
+  std::vector<std::string> compositions;
+  std::string tenant;
+  std::optional<std::size_t> limit;
+  std::uint64_t seed = 1;
+  std::string trigger = "event";
+  double mtbf_h = 0, repair_h = 1;
+  double ck_interval_s = 0, ck_cost_s = 0, restore_s = 0;
+  bool graceful = false;
+  double sample_s = 600;
+  bool check = false;
+  std::string out_dir;
+  bool progress = false, quiet = false, help = false;
+};
+
+struct usage_error {
+  std::string what;
+};
+
+std::vector<std::string> split(std::string_view s, char d) {
+  std::vector<std::string> out;
+  while (true) {
+    const auto k = s.find(d);
+    out.emplace_back(s.substr(0, k));
+    if (k == std::string_view::npos) break;
+    s.remove_prefix(k + 1);
+  }
+  return out;
+}
+std::string trim(std::string s) {
+  const auto a = s.find_first_not_of(" \t\r");
+  if (a == std::string::npos) return {};
+  const auto b = s.find_last_not_of(" \t\r");
+  return s.substr(a, b - a + 1);
+}
+double to_number(const std::string& key, const std::string& v) {
+  std::size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty() || !(x >= 0)) {
+    throw usage_error{"--" + key + ": '" + v + "' is not a non-negative number"};
+  }
+  return x;
+}
+
+bool is_flag(const std::string& k) {
+  return k == "graceful-preemption" || k == "check-invariants" || k == "progress" || k == "quiet" ||
+         k == "help";
+}
+
+void apply(options& o, const std::string& k, const std::string& v) {
+  if (k == "trace") {
+    o.trace = v;
+  } else if (k == "cluster") {
+    o.cluster = v;
+  } else if (k == "cpu-per-gpu") {
+    o.cpu_per_gpu = to_number(k, v);
+  } else if (k == "policy") {
+    o.compositions = {v};
+  } else if (k == "compare") {
+    o.compositions.clear();
+    for (auto& s : split(v, ';')) {
+      if (!trim(s).empty()) o.compositions.push_back(trim(s));
+    }
+  } else if (k == "tenant") {
+    o.tenant = v;
+  } else if (k == "limit") {
+    o.limit = static_cast<std::size_t>(to_number(k, v));
+  } else if (k == "seed") {
+    o.seed = static_cast<std::uint64_t>(to_number(k, v));
+  } else if (k == "trigger") {
+    o.trigger = v;
+  } else if (k == "node-mtbf-hours") {
+    o.mtbf_h = to_number(k, v);
+  } else if (k == "repair-hours") {
+    o.repair_h = to_number(k, v);
+  } else if (k == "checkpoint-interval-s") {
+    o.ck_interval_s = to_number(k, v);
+  } else if (k == "checkpoint-cost-s") {
+    o.ck_cost_s = to_number(k, v);
+  } else if (k == "restore-cost-s") {
+    o.restore_s = to_number(k, v);
+  } else if (k == "sample-s") {
+    o.sample_s = to_number(k, v);
+  } else if (k == "out") {
+    o.out_dir = v;
+  } else if (k == "graceful-preemption") {
+    o.graceful = true;
+  } else if (k == "check-invariants") {
+    o.check = true;
+  } else if (k == "progress") {
+    o.progress = true;
+  } else if (k == "quiet") {
+    o.quiet = true;
+  } else if (k == "help") {
+    o.help = true;
+  } else {
+    throw usage_error{"unknown option --" + k};
+  }
+}
+
+void read_config(options& o, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw gs::parse_error(path, 0, "file", "cannot open");
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (const auto h = line.find('#'); h != std::string::npos) line.resize(h);
+    line = trim(line);
+    if (line.empty()) continue;
+    const auto eq = line.find('=');
+    const std::string k = trim(line.substr(0, eq));
+    const std::string v = eq == std::string::npos ? "" : trim(line.substr(eq + 1));
+    if (eq == std::string::npos && !is_flag(k)) {
+      throw gs::parse_error(path, n, k, "expected `key = value`");
+    }
+    try {
+      apply(o, k, v);
+    } catch (const usage_error& e) {
+      throw gs::parse_error(path, n, k, e.what);
+    }
+  }
+}
+
+options parse(int argc, char** argv) {
+  options o;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (std::size_t i = 0; i + 1 < args.size(); ++i) {  // the config file first
+    if (args[i] == "--config") read_config(o, args[i + 1]);
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    if (a.rfind("--", 0) != 0) throw usage_error{"unexpected argument '" + a + "'"};
+    a = a.substr(2);
+    std::string v;
+    if (const auto eq = a.find('='); eq != std::string::npos) {
+      v = a.substr(eq + 1);
+      a.resize(eq);
+    } else if (!is_flag(a)) {
+      if (i + 1 >= args.size()) throw usage_error{"--" + a + " needs a value"};
+      v = args[++i];
+    }
+    if (a == "config") continue;
+    apply(o, a, v);
+  }
+  return o;
+}
+
+struct cluster_spec {
+  std::size_t nodes = 0;
+  int gpus = 0;
+  std::string model;
+};
+cluster_spec parse_cluster(const std::string& s) {
+  cluster_spec c;
+  const auto colon = s.find(':');
+  c.model = colon == std::string::npos ? "V100-SXM2-32GB" : s.substr(colon + 1);
+  const auto dims = split(s.substr(0, colon), 'x');
+  if (dims.size() != 2)
+    throw usage_error{"--cluster: expected NODESxGPUS[:MODEL], got '" + s + "'"};
+  c.nodes = static_cast<std::size_t>(to_number("cluster", dims[0]));
+  c.gpus = static_cast<int>(to_number("cluster", dims[1]));
+  if (c.nodes == 0) throw usage_error{"--cluster: no nodes"};
+  return c;
+}
+
+gs::trace load_trace(const std::string& spec) {
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos)
+    throw usage_error{"--trace: expected KIND:PATH, got '" + spec + "'"};
+  const std::string kind = spec.substr(0, colon), path = spec.substr(colon + 1);
+  if (kind == "philly") return gs::load_philly_file(path);
+  if (kind == "tiresias") return gs::load_tiresias_file(path);
+  if (kind == "openb") return gs::load_openb_file(path);
+  if (kind == "synthetic") {
+    const auto p = split(path, ':');
+    if (p.size() < 2 || p.size() > 3) {
+      throw usage_error{"--trace synthetic:JOBS:JOBS_PER_HOUR[:TENANTS]"};
+    }
+    gs::synthetic_options o;
+    o.jobs = static_cast<std::size_t>(to_number("trace", p[0]));
+    o.jobs_per_hour = to_number("trace", p[1]);
+    o.tenants = p.size() == 3 ? static_cast<std::uint32_t>(to_number("trace", p[2])) : 1;
+    return gs::make_synthetic_trace(o);
+  }
+  throw usage_error{"--trace: unknown kind '" + kind + "' (philly, tiresias, openb, synthetic)"};
+}
+
+struct composition {
+  std::string label;
+  gs::pipeline_config config;
+};
+composition parse_composition(std::string spec) {
+  composition c;
+  if (const auto colon = spec.find(':'); colon != std::string::npos) {
+    c.label = trim(spec.substr(0, colon));
+    spec = spec.substr(colon + 1);
+  }
+  std::string auto_label;
+  for (const auto& kv : split(spec, ',')) {
+    if (trim(kv).empty()) continue;
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) throw usage_error{"policy '" + kv + "': expected slot=name"};
+    const auto slot = trim(kv.substr(0, eq));
+    const auto name = trim(kv.substr(eq + 1));
+    if (slot == "ordering") {
+      c.config.ordering = name;
+    } else if (slot == "admission") {
+      c.config.admission = name;
+    } else if (slot == "packing") {
+      c.config.packing = name;
+    } else if (slot == "placement") {
+      c.config.placement = name;
+    } else if (slot == "preemption") {
+      c.config.preemption = name;
+    } else {
+      throw usage_error{"policy slot '" + slot +
+                        "' (known: ordering, admission, packing, placement, preemption)"};
+    }
+    auto_label += (auto_label.empty() ? "" : "/") + name;
+  }
+  if (c.label.empty()) c.label = auto_label.empty() ? "default" : auto_label;
+  (void)gs::make_pipeline(c.config);  // unknown names fail here, before any run
+  return c;
+}
+
+void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream f(p);
+  if (!f) throw gs::parse_error(p.string(), 0, "file", "cannot write");
+  f << text;
+}
+
+int run(const options& o, std::ostream& out, std::ostream& err) {
+  if (o.trace.empty()) throw usage_error{"--trace is required"};
+  const auto cs = parse_cluster(o.cluster);
+  gs::trace tr = load_trace(o.trace);
+  if (!o.tenant.empty()) {
+    std::uint32_t id = 0;
+    while (id < tr.tenants.size() && tr.tenants[id] != o.tenant) ++id;
+    if (id == tr.tenants.size())
+      throw usage_error{"--tenant: no tenant '" + o.tenant + "' in the trace"};
+    std::erase_if(tr.jobs, [&](const gs::trace_job& j) { return j.tenant.value() != id; });
+  }
+  if (o.limit && tr.jobs.size() > *o.limit) tr.jobs.resize(*o.limit);
+
+  std::vector<gs::node_spec> nodes;
+  nodes.reserve(cs.nodes);
+  for (std::size_t i = 0; i < cs.nodes; ++i) {
+    nodes.push_back(
+        {gs::node_id{static_cast<gs::node_id::rep>(i + 1)},
+         "n" + std::to_string(i),
+         cs.model,
+         cs.gpus,
+         false,
+         gs::cpu_millis{static_cast<std::int64_t>(o.cpu_per_gpu * 1000) * std::max(cs.gpus, 1)},
+         gs::memory_mib{std::int64_t{64} * 1024 * std::max(cs.gpus, 1)},
+         {},
+         0});
+  }
+  const gs::cluster base(gs::basic_catalog(), nodes);
+
+  gs::job_conversion conv;
+  conv.gpus_per_node = std::max(cs.gpus, 1);
+  conv.cpu_per_gpu = gs::cpu_millis{static_cast<std::int64_t>(o.cpu_per_gpu * 1000)};
+  conv.memory_per_gpu = gs::memory_mib{1024};
+  conv.checkpoint.interval = gs::sim_duration{static_cast<std::int64_t>(o.ck_interval_s * 1000)};
+  conv.checkpoint.checkpoint_cost = gs::sim_duration{static_cast<std::int64_t>(o.ck_cost_s * 1000)};
+  conv.checkpoint.restore_cost = gs::sim_duration{static_cast<std::int64_t>(o.restore_s * 1000)};
+
+  gs::sim_config cfg;
+  cfg.seed = o.seed;
+  cfg.check_invariants = o.check;
+  cfg.node_mtbf = gs::sim_duration{static_cast<std::int64_t>(o.mtbf_h * 3.6e6)};
+  cfg.repair_time = gs::sim_duration{static_cast<std::int64_t>(o.repair_h * 3.6e6)};
+  cfg.preemption_saves_progress = o.graceful;
+  cfg.sample_interval = gs::sim_duration{static_cast<std::int64_t>(o.sample_s * 1000)};
+  if (o.trigger != "event") {
+    cfg.trigger = gs::cycle_trigger::interval;
+    cfg.cycle_interval =
+        gs::sim_duration{static_cast<std::int64_t>(to_number("trigger", o.trigger) * 1000)};
+  }
+
+  std::vector<composition> comps;
+  for (const auto& s : o.compositions.empty() ? std::vector<std::string>{""} : o.compositions) {
+    comps.push_back(parse_composition(s));
+  }
+  std::vector<gs::sim_summary> results;
+  for (const auto& c : comps) {
+    gs::simulator<gs::any_pipeline> sim(base, gs::make_pipeline(c.config), cfg);
+    const auto wall0 = std::chrono::steady_clock::now();
+    if (o.progress) {
+      auto last = wall0;
+      std::uint64_t calls = 0;
+      sim.set_observer([&, total = tr.jobs.size()](gs::sim_time t, const gs::ledger& book) {
+        if ((++calls & 1023u) != 0) return;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last < std::chrono::seconds(1)) return;
+        last = now;
+        err << "\r[" << c.label << "] sim day " << static_cast<long>(gs::to_seconds(t) / 86400)
+            << ", " << sim.records().size() << "/" << total << " jobs arrived, "
+            << book.running().size() << " running   " << std::flush;
+      });
+    }
+    std::size_t k = 0;
+    sim.run([&]() -> std::optional<gs::sim_job> {
+      if (k >= tr.jobs.size()) return std::nullopt;
+      const auto& r = tr.jobs[k++];
+      return gs::sim_job{gs::to_job_spec(r, conv), r.duration};
+    });
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    if (o.progress) {
+      err << "\r[" << c.label << "] done: " << sim.totals().events << " events in " << secs
+          << " s                    \n";
+    }
+    results.push_back(gs::summarize(sim, tr.tenants, {}, c.label));
+    if (!o.out_dir.empty()) {
+      const std::filesystem::path dir = std::filesystem::path(o.out_dir) / c.label;
+      std::filesystem::create_directories(dir);
+      std::ostringstream a, b, d, e;
+      gs::write_summary_json(a, results.back());
+      gs::write_jobs_csv(b, sim.records());
+      gs::write_samples_csv(d, sim.samples());
+      gs::write_tenants_csv(e, results.back());
+      write_file(dir / "summary.json", a.str());
+      write_file(dir / "jobs.csv", b.str());
+      write_file(dir / "samples.csv", d.str());
+      write_file(dir / "tenants.csv", e.str());
+    }
+  }
+  if (!o.out_dir.empty()) {
+    std::ostringstream s;
+    gs::write_summary_csv(s, results);
+    write_file(std::filesystem::path(o.out_dir) / "summary.csv", s.str());
+  }
+  if (!o.quiet) {
+    out << "trace " << tr.source << ": " << tr.jobs.size() << " jobs; cluster " << cs.nodes << " x "
+        << cs.gpus << " " << cs.model << "\n";
+    gs::print_table(out, results);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_replay(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  try {
+    const options o = parse(argc, argv);
+    if (o.help) {
+      out << kUsage;
+      return 0;
+    }
+    return run(o, out, err);
+  } catch (const usage_error& e) {
+    err << "replay: " << e.what << "\n(--help for usage)\n";
+  } catch (const gs::error& e) {
+    err << "replay: " << e.what() << "\n";
+  } catch (const std::filesystem::filesystem_error& e) {
+    err << "replay: " << e.what() << "\n";
+  }
+  return 2;
+}
+
+int run_replay(int argc, char** argv) { return run_replay(argc, argv, std::cout, std::cerr); }
+
+}  // namespace gpusched_experiment

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs one named experiment of benchmarks/README.md with the Release build of gpusched-replay
+# (cmake --preset bench && cmake --build --preset bench) and writes its metrics under
+# build/experiments/<name>/. Usage: benchmarks/run-experiment.sh <name>   (names: see below)
+#
+# Adding a composition to an experiment is one more `LABEL:slot=name,...` item in its
+# --compare list (policy names: pipeline/any_policy.hpp, policy_names).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+replay=build/bench/benchmarks/replay/gpusched-replay
+philly=benchmarks/data/philly/philly.csv
+out=build/experiments/${1:-}
+[[ -x ${replay} ]] || { echo "build first: cmake --preset bench && cmake --build --preset bench" >&2; exit 2; }
+
+case "${1:-}" in
+  philly-full-2000)  # speed: the whole Philly trace on 250 x 8 GPUs, default pipeline
+    time ${replay} --trace "philly:${philly}" --cluster 250x8 --out "${out}" --progress ;;
+  tiresias-n32g4)  # Tiresias-style, one busy Philly VC on 32 x 4 GPUs
+    ${replay} --trace "philly:${philly}" --tenant 6214e9 --cluster 32x4 --out "${out}" --progress \
+      --compare "fifo:ordering=fifo,admission=gang,preemption=none;fifo-strict:ordering=fifo,admission=gang-strict,preemption=none" ;;
+  tiresias-n256g8)  # Tiresias-style, the whole Philly trace on 256 x 8 GPUs
+    ${replay} --trace "philly:${philly}" --cluster 256x8 --out "${out}" --progress \
+      --compare "fifo:ordering=fifo,admission=gang,preemption=none;fifo-strict:ordering=fifo,admission=gang-strict,preemption=none" ;;
+  fair-share-vcs)  # Philly VCs as tenants on 64 x 8 GPUs: per-tenant share and Jain's index
+    ${replay} --trace "philly:${philly}" --cluster 64x8 --out "${out}" --progress \
+      --compare "fifo:ordering=fifo,preemption=none" ;;
+  failures-*)  # failures-<checkpoint interval s>: VC 11cb48 on 32 x 4, node MTBF 100 h
+    ${replay} --trace "philly:${philly}" --tenant 11cb48 --cluster 32x4 --out "${out}" --progress \
+      --node-mtbf-hours 100 --repair-hours 2 --checkpoint-interval-s "${1#failures-}" \
+      --checkpoint-cost-s 30 --restore-cost-s 60 --seed 1 ;;
+  *)
+    echo "usage: $0 philly-full-2000 | tiresias-n32g4 | tiresias-n256g8 | fair-share-vcs |" \
+         "failures-<checkpoint interval s, 0 = none>" >&2
+    exit 2 ;;
+esac

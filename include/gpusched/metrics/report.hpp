@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Output of simulation metrics: a printed table (several runs side by side), CSV (summary,
+/// per job, time series, per tenant) and JSON (summary), written by hand (no dependency).
+/// Numbers are printed with `%.6g` (or fixed decimals in the table), so output is identical
+/// across runs and platforms for identical inputs.
+#pragma once
+
+#include <cstdio>  // std::snprintf
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpusched/config.hpp"
+#include "gpusched/metrics/summary.hpp"
+#include "gpusched/sim/simulator.hpp"
+
+GPUSCHED_BEGIN_NAMESPACE
+namespace detail {
+inline std::string num(double v, const char* fmt = "%.6g") {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+inline std::string json_string(std::string_view s) {
+  std::string o = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        o += "\\\"";
+        break;
+      case '\\':
+        o += "\\\\";
+        break;
+      case '\n':
+        o += "\\n";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          constexpr const char* hex = "0123456789abcdef";
+          const auto u = static_cast<unsigned char>(c);
+          o += "\\u00";
+          o += hex[u >> 4];
+          o += hex[u & 0xF];
+        } else {
+          o += c;
+        }
+    }
+  }
+  return o + "\"";
+}
+/// (name, value) rows of a summary, in a fixed order: the table, CSV and JSON share them.
+inline std::vector<std::pair<std::string, double>> summary_rows(const sim_summary& s) {
+  return {{"jobs", static_cast<double>(s.jobs)},
+          {"finished", static_cast<double>(s.finished)},
+          {"rejected", static_cast<double>(s.rejected)},
+          {"unfinished", static_cast<double>(s.unfinished)},
+          {"jct_mean_s", s.jct_s.mean},
+          {"jct_median_s", s.jct_s.median},
+          {"jct_p95_s", s.jct_s.p95},
+          {"jct_p99_s", s.jct_s.p99},
+          {"jct_max_s", s.jct_s.max},
+          {"queue_mean_s", s.queueing_s.mean},
+          {"queue_median_s", s.queueing_s.median},
+          {"queue_p95_s", s.queueing_s.p95},
+          {"queue_p99_s", s.queueing_s.p99},
+          {"makespan_s", s.makespan_s},
+          {"capacity_gpu_h", s.capacity_gpu_hours},
+          {"allocated_gpu_h", s.allocated_gpu_hours},
+          {"idle_gpu_h", s.idle_gpu_hours},
+          {"down_gpu_h", s.down_gpu_hours},
+          {"allocation", s.allocation},
+          {"goodput", s.goodput},
+          {"fragmentation_mean", s.mean_fragmentation},
+          {"jain", s.jain},
+          {"rho_mean", s.rho.mean},
+          {"rho_p95", s.rho.p95},
+          {"rho_max", s.rho.max},
+          {"preemptions", static_cast<double>(s.preemptions)},
+          {"failures", static_cast<double>(s.failures)},
+          {"lost_preemption_gpu_h", s.lost_preemption_gpu_hours},
+          {"lost_failure_gpu_h", s.lost_failure_gpu_hours},
+          {"checkpoint_overhead_gpu_h", s.checkpoint_overhead_gpu_hours},
+          {"events", static_cast<double>(s.events)},
+          {"cycles", static_cast<double>(s.cycles)}};
+}
+}  // namespace detail
+
+/// Prints runs side by side: one row per metric, one column per run (headed by its label).
+inline void print_table(std::ostream& os, std::span<const sim_summary> runs) {
+  std::vector<std::vector<std::pair<std::string, double>>> rows;
+  std::size_t w = 6;
+  for (const auto& r : runs) {
+    rows.push_back(detail::summary_rows(r));
+    w = std::max(w, r.label.size());
+  }
+  w += 2;
+  const auto pad = [](std::string s, std::size_t n, bool left) {
+    if (s.size() < n)
+      s = left ? s + std::string(n - s.size(), ' ') : std::string(n - s.size(), ' ') + s;
+    return s;
+  };
+  os << pad("metric", 26, true);
+  for (const auto& r : runs) os << pad(r.label, w, false);
+  os << "\n";
+  if (rows.empty()) return;
+  for (std::size_t k = 0; k < rows.front().size(); ++k) {
+    os << pad(rows.front()[k].first, 26, true);
+    for (const auto& r : rows) {
+      const double v = r[k].second;
+      const bool integral = v == static_cast<double>(static_cast<long long>(v));
+      os << pad(integral ? detail::num(v, "%.0f") : detail::num(v, "%.3f"), w, false);
+    }
+    os << "\n";
+  }
+}
+
+/// Writes a CSV with one header row of metric names and one row per run (`label` first).
+inline void write_summary_csv(std::ostream& os, std::span<const sim_summary> runs) {
+  os << "label";
+  if (runs.empty()) {
+    os << "\n";
+    return;
+  }
+  for (const auto& [k, v] : detail::summary_rows(runs.front())) os << "," << k;
+  os << "\n";
+  for (const auto& r : runs) {
+    os << r.label;
+    for (const auto& [k, v] : detail::summary_rows(r)) os << "," << detail::num(v);
+    os << "\n";
+  }
+}
+
+/// Writes the summary as a JSON object (metrics, then a `tenants` array).
+inline void write_summary_json(std::ostream& os, const sim_summary& s) {
+  os << "{\n  \"label\": " << detail::json_string(s.label);
+  for (const auto& [k, v] : detail::summary_rows(s)) {
+    os << ",\n  " << detail::json_string(k) << ": " << detail::num(v);
+  }
+  os << ",\n  \"tenants\": [";
+  for (std::size_t i = 0; i < s.tenants.size(); ++i) {
+    const auto& t = s.tenants[i];
+    os << (i ? ",\n" : "\n") << "    {\"name\": " << detail::json_string(t.name)
+       << ", \"jobs\": " << t.jobs << ", \"finished\": " << t.finished
+       << ", \"allocated_gpu_h\": " << detail::num(t.allocated_gpu_hours)
+       << ", \"share\": " << detail::num(t.share)
+       << ", \"entitlement\": " << detail::num(t.entitlement)
+       << ", \"mean_jct_s\": " << detail::num(t.mean_jct_s) << "}";
+  }
+  os << (s.tenants.empty() ? "]\n}\n" : "\n  ]\n}\n");
+}
+
+/// Per-tenant CSV: name, jobs, finished, allocated GPU-hours, share, entitlement, mean JCT.
+inline void write_tenants_csv(std::ostream& os, const sim_summary& s) {
+  os << "tenant,jobs,finished,allocated_gpu_h,share,entitlement,mean_jct_s\n";
+  for (const auto& t : s.tenants) {
+    os << t.name << "," << t.jobs << "," << t.finished << "," << detail::num(t.allocated_gpu_hours)
+       << "," << detail::num(t.share) << "," << detail::num(t.entitlement) << ","
+       << detail::num(t.mean_jct_s) << "\n";
+  }
+}
+
+/// Per-job CSV: one row per job in arrival order; times in seconds (empty when absent).
+inline void write_jobs_csv(std::ostream& os, std::span<const job_record> records) {
+  os << "job,tenant,gpus,submit_s,start_s,finish_s,jct_s,work_s,outcome,preemptions,failures,"
+        "checkpoints,lost_preemption_gpu_s,lost_failure_gpu_s,overhead_gpu_s\n";
+  for (const auto& r : records) {
+    const auto opt = [](const std::optional<sim_time>& t) {
+      return t ? detail::num(to_seconds(*t), "%.3f") : std::string();
+    };
+    os << r.id.value() << "," << r.tenant.value() << ","
+       << detail::num(static_cast<double>(r.gpus_milli) / 1000.0) << ","
+       << detail::num(to_seconds(r.submit), "%.3f") << "," << opt(r.first_start) << ","
+       << opt(r.finish) << ","
+       << (r.finish ? detail::num(to_seconds(*r.finish - r.submit), "%.3f") : std::string()) << ","
+       << detail::num(to_seconds(r.work), "%.3f") << ","
+       << (r.outcome == job_outcome::finished   ? "finished"
+           : r.outcome == job_outcome::rejected ? "rejected"
+                                                : "unfinished")
+       << "," << r.preemptions << "," << r.failures << "," << r.checkpoints << ","
+       << detail::num(r.lost_preemption_gpu_ms / 1000.0) << ","
+       << detail::num(r.lost_failure_gpu_ms / 1000.0) << ","
+       << detail::num(r.overhead_gpu_ms / 1000.0) << "\n";
+  }
+}
+
+/// Time-series CSV: t (s), allocated and in-service GPUs, allocation, pending, running,
+/// fragmentation.
+inline void write_samples_csv(std::ostream& os, std::span<const sim_sample> samples) {
+  os << "t_s,allocated_gpus,available_gpus,allocation,pending,running,fragmentation\n";
+  for (const auto& x : samples) {
+    os << detail::num(to_seconds(x.t), "%.3f") << "," << detail::num(x.allocated_gpus) << ","
+       << x.available_gpus << ","
+       << detail::num(
+              x.available_gpus > 0 ? x.allocated_gpus / static_cast<double>(x.available_gpus) : 0)
+       << "," << x.pending << "," << x.running << "," << detail::num(x.fragmentation) << "\n";
+  }
+}
+
+GPUSCHED_END_NAMESPACE

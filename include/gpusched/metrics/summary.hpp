@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Metrics of a simulation run: job completion time (JCT) and queueing delay distributions
+/// (mean, median, p95, p99, max), makespan, GPU allocation, idle and out-of-service GPU-hours,
+/// goodput, fragmentation over time, fairness (Jain's index over tenants' share / entitlement,
+/// per-tenant share, finish-time fairness rho), preemptions, failures, GPU-hours of work lost to
+/// each, and checkpoint overhead. `summarize` reads a simulator's records, samples and totals.
+///
+/// Definitions (all documented per field below):
+/// - JCT = finish - submit; queueing delay = first start - submit (finished jobs only).
+/// - Percentiles are nearest-rank: p-th percentile = the ceil(p/100 x n)-th smallest value.
+/// - Tenant share = tenant's allocated GPU-time / all allocated GPU-time; entitlement = the
+///   tenant's weight / sum of weights of the tenants present (equal weights by default).
+///   Jain's index over x_t = share_t / entitlement_t: (sum x)^2 / (n sum x^2), 1 = perfectly
+///   proportional, 1/n = one tenant gets everything.
+/// - Finish-time fairness rho (Themis) per finished job = JCT / T_id, where T_id = work x
+///   max(1, job GPUs / (capacity / tenants present)): the time the job needs alone on its
+///   tenant's 1/N of the cluster. rho <= 1: the job did at least as well as on its own share.
+#pragma once
+
+#include <algorithm>  // std::sort
+#include <cmath>      // std::ceil
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpusched/config.hpp"
+#include "gpusched/core/time.hpp"
+#include "gpusched/sim/simulator.hpp"
+
+GPUSCHED_BEGIN_NAMESPACE
+
+/// @brief Summary of a sample of values.
+struct distribution {
+  std::size_t count = 0;
+  double mean = 0, median = 0, p95 = 0, p99 = 0, max = 0;
+};
+
+/// Nearest-rank summary of `v` (sorted in place). O(n log n). All zeros when empty.
+inline distribution summarize_values(std::vector<double>& v) {
+  distribution d;
+  d.count = v.size();
+  if (v.empty()) return d;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  const auto rank = [&](double p) {
+    auto k = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
+    k = std::max<std::size_t>(k, 1);
+    return v[std::min(k, v.size()) - 1];
+  };
+  d.mean = sum / static_cast<double>(v.size());
+  d.median = rank(50);
+  d.p95 = rank(95);
+  d.p99 = rank(99);
+  d.max = v.back();
+  return d;
+}
+
+/// Jain's fairness index of `x`: (sum x)^2 / (n sum x^2); 1 for an empty or all-zero input.
+inline double jain_index(std::span<const double> x) noexcept {
+  double s = 0, s2 = 0;
+  for (double v : x) {
+    s += v;
+    s2 += v * v;
+  }
+  if (x.empty() || s2 == 0) return 1.0;
+  return s * s / (static_cast<double>(x.size()) * s2);
+}
+
+/// @brief Per-tenant figures.
+struct tenant_summary {
+  tenant_id tenant;
+  std::string name;
+  std::size_t jobs = 0, finished = 0;
+  double allocated_gpu_hours = 0;
+  double share = 0;        ///< of all allocated GPU-time
+  double entitlement = 0;  ///< weight / sum of weights present
+  double mean_jct_s = 0;   ///< over the tenant's finished jobs
+};
+
+/// @brief Everything `summarize` computes for one run.
+struct sim_summary {
+  std::string label;
+  std::size_t jobs = 0, finished = 0, rejected = 0, unfinished = 0;
+  distribution jct_s;       ///< seconds
+  distribution queueing_s;  ///< first start - submit, seconds
+  distribution rho;         ///< finish-time fairness per finished job
+  double makespan_s = 0;    ///< first event to last event
+  double capacity_gpu_hours = 0;
+  double allocated_gpu_hours = 0;
+  double down_gpu_hours = 0;      ///< out of service (failures)
+  double idle_gpu_hours = 0;      ///< capacity - allocated - down
+  double allocation = 0;          ///< allocated / (capacity - down)
+  double goodput = 0;             ///< useful GPU-time (finished jobs' work x GPUs) / allocated
+  double mean_fragmentation = 0;  ///< mean of the samples' fragmentation
+  double jain = 1;
+  std::vector<tenant_summary> tenants;
+  std::uint64_t preemptions = 0, failures = 0;
+  double lost_preemption_gpu_hours = 0, lost_failure_gpu_hours = 0;
+  double checkpoint_overhead_gpu_hours = 0;
+  std::uint64_t events = 0, cycles = 0;
+};
+
+/// Summarises a run. `tenant_names[t]` names tenant `t` (missing: "t<id>"); `weights[t]` is its
+/// entitlement weight (missing: 1). O(jobs log jobs + samples).
+inline sim_summary summarize(std::span<const job_record> records,
+                             std::span<const sim_sample> samples, const sim_totals& totals,
+                             std::span<const std::string> tenant_names = {},
+                             std::span<const double> weights = {}, std::string label = {}) {
+  constexpr double ms_per_h = 3600.0 * 1000.0;
+  sim_summary s;
+  s.label = std::move(label);
+  s.events = totals.events;
+  s.cycles = totals.cycles;
+  s.failures = totals.failures;
+  s.preemptions = totals.preemptions;
+  s.makespan_s = to_seconds(totals.end - totals.start);
+  s.capacity_gpu_hours = static_cast<double>(totals.capacity_gpus) *
+                         static_cast<double>((totals.end - totals.start).count()) / ms_per_h;
+  s.allocated_gpu_hours = totals.allocated_integral / 1000.0 / ms_per_h;
+  s.down_gpu_hours = totals.down_integral / 1000.0 / ms_per_h;
+  s.idle_gpu_hours = s.capacity_gpu_hours - s.allocated_gpu_hours - s.down_gpu_hours;
+  const double in_service = s.capacity_gpu_hours - s.down_gpu_hours;
+  s.allocation = in_service > 0 ? s.allocated_gpu_hours / in_service : 0;
+
+  std::map<std::uint32_t, tenant_summary> per;
+  std::map<std::uint32_t, double> jct_sum;
+  for (const auto& r : records) {
+    auto& t = per[r.tenant.value()];
+    t.tenant = r.tenant;
+    ++t.jobs;
+    t.allocated_gpu_hours += r.allocated_gpu_ms / ms_per_h;
+  }
+  const double n_tenants = static_cast<double>(per.size());
+  const double fair_gpus =
+      n_tenants > 0 ? static_cast<double>(totals.capacity_gpus) / n_tenants : 1.0;
+  std::vector<double> jct, queue, rho;
+  double useful = 0;
+  for (const auto& r : records) {
+    s.lost_preemption_gpu_hours += r.lost_preemption_gpu_ms / ms_per_h;
+    s.lost_failure_gpu_hours += r.lost_failure_gpu_ms / ms_per_h;
+    s.checkpoint_overhead_gpu_hours += r.overhead_gpu_ms / ms_per_h;
+    ++s.jobs;
+    switch (r.outcome) {
+      case job_outcome::finished: {
+        ++s.finished;
+        const double j = to_seconds(*r.finish - r.submit);
+        jct.push_back(j);
+        queue.push_back(to_seconds(*r.first_start - r.submit));
+        const double gpus = static_cast<double>(r.gpus_milli) / 1000.0;
+        useful += gpus * static_cast<double>(r.work.count());
+        const double tid = to_seconds(r.work) * std::max(1.0, gpus / fair_gpus);
+        if (tid > 0) rho.push_back(j / tid);
+        auto& t = per[r.tenant.value()];
+        ++t.finished;
+        jct_sum[r.tenant.value()] += j;
+        break;
+      }
+      case job_outcome::rejected:
+        ++s.rejected;
+        break;
+      case job_outcome::unfinished:
+        ++s.unfinished;
+        break;
+    }
+  }
+  s.jct_s = summarize_values(jct);
+  s.queueing_s = summarize_values(queue);
+  s.rho = summarize_values(rho);
+  s.goodput = totals.allocated_integral > 0 ? useful * 1000.0 / totals.allocated_integral : 0;
+  if (!samples.empty()) {
+    double f = 0;
+    for (const auto& x : samples) f += x.fragmentation;
+    s.mean_fragmentation = f / static_cast<double>(samples.size());
+  }
+  double all_alloc = 0, all_w = 0;
+  for (const auto& [id, t] : per) {
+    all_alloc += t.allocated_gpu_hours;
+    all_w += id < weights.size() ? weights[id] : 1.0;
+  }
+  std::vector<double> x;
+  for (auto& [id, t] : per) {
+    t.name = id < tenant_names.size() ? tenant_names[id] : "t" + std::to_string(id);
+    t.share = all_alloc > 0 ? t.allocated_gpu_hours / all_alloc : 0;
+    t.entitlement = (id < weights.size() ? weights[id] : 1.0) / all_w;
+    t.mean_jct_s = t.finished > 0 ? jct_sum[id] / static_cast<double>(t.finished) : 0;
+    x.push_back(t.entitlement > 0 ? t.share / t.entitlement : 0);
+    s.tenants.push_back(t);
+  }
+  s.jain = jain_index(x);
+  return s;
+}
+
+/// Summarises a finished simulator run.
+template <class P>
+sim_summary summarize(const simulator<P>& sim, std::span<const std::string> tenant_names = {},
+                      std::span<const double> weights = {}, std::string label = {}) {
+  return summarize(sim.records(), sim.samples(), sim.totals(), tenant_names, weights,
+                   std::move(label));
+}
+
+GPUSCHED_END_NAMESPACE

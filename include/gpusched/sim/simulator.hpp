@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// A discrete-event simulator that drives any pipeline (static `pipeline<...>` or the run-time
+/// `any_pipeline`) over a cluster and a stream of jobs.
+///
+/// Events: arrival, completion, periodic checkpoint (interval and cost from each job's
+/// `checkpoint_info`), preemption (a victim loses the work done since its last checkpoint and
+/// pays `restore_cost` when it restarts), node failure (exponential with mean time between
+/// failures per node; the jobs on the node lose the work since their checkpoint and are
+/// requeued; the node is out of service until a repair event after `repair_time`), repair, and
+/// scheduling ticks. The simulator owns mutation: the pipeline commits admitted gangs and
+/// evictions into the ledger (so later jobs of a cycle see them); the simulator turns each
+/// decision into job state (start, preempt), releases completed jobs, and takes failed nodes
+/// out of service through the ledger.
+///
+/// Determinism: for one seed, one input and one pipeline, the output is identical. Simultaneous
+/// events are handled in this order: completions, checkpoints, failures, repairs, arrivals,
+/// ticks; events of one kind at one time in the order they were scheduled (a sequence number).
+/// All events at one time are applied before the one scheduling cycle of that time.
+///
+/// Progress model: a job of full-size work `W` (ms at its requested size) started with `k` of its
+/// `K` requested GPU-milli (elastic) progresses at rate `k/K`. Restoring (after any earlier
+/// start) takes `restore_cost`, then the job alternates `interval` of progress and
+/// `checkpoint_cost` of writing. Preemption or failure during a write loses that write.
+#pragma once
+
+#include <algorithm>  // std::min, std::max, std::sort
+#include <cmath>      // std::log
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <queue>
+#include <span>
+#include <stdexcept>  // std::logic_error
+#include <string>
+#include <unordered_map>
+#include <utility>  // std::move
+#include <vector>
+
+#include "gpusched/check/invariants.hpp"
+#include "gpusched/config.hpp"
+#include "gpusched/core/error.hpp"
+#include "gpusched/core/random.hpp"
+#include "gpusched/core/time.hpp"
+#include "gpusched/pipeline/pipeline.hpp"
+#include "gpusched/workload/job.hpp"
+#include "gpusched/workload/ledger.hpp"
+
+GPUSCHED_BEGIN_NAMESPACE
+
+/// When the simulator runs a scheduling cycle.
+enum class cycle_trigger : std::uint8_t {
+  on_event,  ///< after every event time with an arrival, completion, preemption, failure or repair
+  interval,  ///< every `cycle_interval`, while work remains
+};
+
+/// @brief Simulator settings.
+struct sim_config {
+  cycle_trigger trigger = cycle_trigger::on_event;
+  sim_duration cycle_interval = seconds(60);
+  /// Run `check_invariants` after every event time (O(cluster) each; throws
+  /// `std::logic_error` with the report on a violation). Defaults to on in debug builds.
+#ifdef NDEBUG
+  bool check_invariants = false;
+#else
+  bool check_invariants = true;
+#endif
+  /// Mean time between failures of one node (0: no failures). Failures hit a uniformly drawn
+  /// node; the cluster-wide failure rate is `nodes / node_mtbf`.
+  sim_duration node_mtbf{0};
+  sim_duration repair_time = seconds(3600);
+  /// A preempted job saves its progress at once (graceful preemption, as Tiresias assumes);
+  /// otherwise it keeps only its last periodic checkpoint.
+  bool preemption_saves_progress = false;
+  /// Time-series sample spacing (0: no samples).
+  sim_duration sample_interval = seconds(600);
+  std::uint64_t seed = 1;
+};
+
+/// @brief A job to simulate: its spec and its work (service time at full size).
+struct sim_job {
+  job_spec spec;
+  sim_duration work{};
+};
+
+/// What became of a job.
+enum class job_outcome : std::uint8_t { finished, rejected, unfinished };
+
+/// @brief Per-job result. GPU-time figures are in GPU-milliseconds.
+struct job_record {
+  job_id id;
+  tenant_id tenant;
+  std::int32_t priority = 0;
+  std::int64_t gpus_milli = 0;  ///< GPU-milli requested at full size
+  sim_time submit{};
+  std::optional<sim_time> first_start;
+  std::optional<sim_time> finish;
+  sim_duration work{};
+  job_outcome outcome = job_outcome::unfinished;
+  std::int32_t starts = 0;
+  std::int32_t preemptions = 0;
+  std::int32_t failures = 0;
+  std::int32_t checkpoints = 0;
+  double lost_preemption_gpu_ms = 0;  ///< GPU-time of progress lost to preemption
+  double lost_failure_gpu_ms = 0;     ///< GPU-time of progress lost to failures
+  double overhead_gpu_ms = 0;         ///< GPU-time spent writing checkpoints and restoring
+  double allocated_gpu_ms = 0;        ///< GPU-time held
+};
+
+/// @brief One time-series sample (state just before the sample time).
+struct sim_sample {
+  sim_time t{};
+  double allocated_gpus = 0;  ///< GPU-milli held / 1000
+  std::int64_t available_gpus = 0;
+  std::size_t pending = 0;
+  std::size_t running = 0;
+  /// Free whole GPUs on nodes that are partly used, over all free whole GPUs in service (0 when
+  /// none is free): the share of idle GPUs a node-sized gang cannot use.
+  double fragmentation = 0;
+};
+
+/// @brief Cluster-wide totals. Integrals in GPU-milli x ms.
+struct sim_totals {
+  sim_time start{};
+  sim_time end{};
+  std::int64_t capacity_gpus = 0;
+  double allocated_integral = 0;  ///< held GPU-milli integrated over time
+  double down_integral = 0;       ///< GPU-milli out of service integrated over time
+  std::uint64_t events = 0;
+  std::uint64_t cycles = 0;
+  std::uint64_t failures = 0;
+  std::uint64_t preemptions = 0;
+};
+
+/// A source of jobs in non-decreasing submit order; returns nothing at the end.
+using job_source = std::function<std::optional<sim_job>()>;
+
+/// A source over a vector (moved from as jobs are pulled).
+inline job_source source_from(std::vector<sim_job>& jobs) {
+  return [&jobs, i = std::size_t{0}]() mutable -> std::optional<sim_job> {
+    if (i >= jobs.size()) return std::nullopt;
+    return std::move(jobs[i++]);
+  };
+}
+
+/// @brief The simulator over pipeline type `P` (any model of the pipeline interface:
+/// `schedule(ledger&, span<const job_spec>, sim_time, random_engine&, cycle_result&)`).
+template <class P = default_pipeline>
+class simulator {
+ public:
+  /// Called after each event time's events and cycle: (time, ledger).
+  using observer = std::function<void(sim_time, const ledger&)>;
+
+  explicit simulator(cluster c, P pipeline = P{}, sim_config cfg = {})
+      : book_(std::move(c)),
+        pipe_(std::move(pipeline)),
+        cfg_(cfg),
+        rng_(cfg.seed),
+        fail_rng_(cfg.seed ^ 0x9E3779B97F4A7C15ull) {
+    if (cfg_.cycle_interval <= sim_duration{0} && cfg_.trigger == cycle_trigger::interval) {
+      throw invalid_value_error(error_id::invalid_value, "sim_config", "cycle_interval",
+                                std::to_string(cfg_.cycle_interval.count()), "must be positive");
+    }
+    if (cfg_.node_mtbf < sim_duration{0} || cfg_.repair_time < sim_duration{0} ||
+        cfg_.sample_interval < sim_duration{0}) {
+      throw invalid_value_error(error_id::invalid_value, "sim_config", "node_mtbf/repair_time",
+                                std::to_string(cfg_.node_mtbf.count()), "must not be negative");
+    }
+    totals_.capacity_gpus = book_.state().total_gpus();
+  }
+
+  void set_observer(observer o) { observer_ = std::move(o); }
+
+  /// Runs until no event remains. Jobs come from `source` in non-decreasing submit order.
+  /// @throws invalid_value_error if the source goes back in time, repeats an id, or yields an
+  /// invalid job (validated against the catalog); std::logic_error on an invariant violation
+  /// when `check_invariants` is on. O(events x (log events + cycle cost)).
+  void run(job_source source) {
+    source_ = std::move(source);
+    pull_arrival();
+    if (cfg_.trigger == cycle_trigger::interval && !events_.empty()) {
+      push(events_.top().t, ev_tick, 0, 0);
+    }
+    if (cfg_.node_mtbf > sim_duration{0} && book_.state().node_count() > 0 && !events_.empty()) {
+      schedule_failure(events_.top().t);
+    }
+    bool first = true;
+    while (!events_.empty()) {
+      const sim_time t = events_.top().t;
+      if (first) {
+        totals_.start = t;
+        now_ = t;
+        next_sample_ = t;
+        first = false;
+      }
+      advance(t);
+      bool trigger = false;
+      while (!events_.empty() && events_.top().t == t) {
+        const event e = events_.top();
+        events_.pop();
+        ++totals_.events;
+        trigger |= handle(e);
+      }
+      if (trigger && !pending_.empty()) cycle();
+      if (cfg_.check_invariants) {
+        const auto rep = check_invariants(book_);
+        if (!rep.ok()) throw std::logic_error("gpusched simulator: " + rep.to_string());
+      }
+      if (observer_) observer_(now_, book_);
+    }
+    totals_.end = now_;
+  }
+
+  [[nodiscard]] const ledger& book() const noexcept { return book_; }
+  [[nodiscard]] const P& pipeline() const noexcept { return pipe_; }
+  /// Every job seen, in arrival order.
+  [[nodiscard]] std::span<const job_record> records() const noexcept { return records_; }
+  [[nodiscard]] std::span<const sim_sample> samples() const noexcept { return samples_; }
+  [[nodiscard]] const sim_totals& totals() const noexcept { return totals_; }
+  [[nodiscard]] const sim_config& config() const noexcept { return cfg_; }
+  [[nodiscard]] sim_time now() const noexcept { return now_; }
+  /// The nodes of a job's current or last placement (empty before its first start and after it
+  /// finished): for a requeued job, where it ran before it was interrupted; the hook a
+  /// topology-aware placement uses to prefer the previous domain.
+  [[nodiscard]] std::span<const node_index> previous_placement(job_id id) const {
+    const auto it = index_.find(id);
+    return it == index_.end() ? std::span<const node_index>{}
+                              : std::span<const node_index>(state_[it->second].previous);
+  }
+
+ private:
+  enum event_kind : std::uint8_t {
+    ev_completion = 0,
+    ev_checkpoint = 1,
+    ev_failure = 2,
+    ev_repair = 3,
+    ev_arrival = 4,
+    ev_tick = 5,
+  };
+  struct event {
+    sim_time t;
+    std::uint8_t kind;
+    std::uint64_t seq;
+    std::uint32_t job;    // state index, or node position for failure/repair
+    std::uint32_t epoch;  // job's epoch when scheduled (stale events are ignored)
+  };
+  struct later {
+    bool operator()(const event& a, const event& b) const noexcept {
+      if (a.t != b.t) return a.t > b.t;
+      if (a.kind != b.kind) return a.kind > b.kind;
+      return a.seq > b.seq;
+    }
+  };
+  enum class status : std::uint8_t { pending, running, done };
+  struct job_state {
+    job_spec spec;  // kept while the job is not done (victims leave the ledger at once)
+    status st = status::pending;
+    std::uint32_t epoch = 0;
+    std::int64_t held_milli = 0;  // GPU-milli held while running
+    std::int64_t rate_num = 1, rate_den = 1;
+    std::int64_t saved = 0;  // progress (ms of full-size work) safe in a checkpoint
+    std::int64_t p0 = 0;     // progress at compute_start
+    std::int64_t limit = 0;  // progress at which the next event (checkpoint/completion) is
+    sim_time alloc_start{};  // when resources were taken
+    sim_time compute_start{};
+    bool queued = false;               // has an entry in pending_
+    std::vector<node_index> previous;  // nodes of the current or last placement
+  };
+
+  void push(sim_time t, std::uint8_t kind, std::uint32_t job, std::uint32_t epoch) {
+    events_.push(event{t, kind, seq_++, job, epoch});
+  }
+
+  void pull_arrival() {
+    if (!source_) return;
+    auto j = source_();
+    if (!j) {
+      source_ = nullptr;
+      return;
+    }
+    if (j->spec.submit < last_submit_) {
+      throw invalid_value_error(error_id::inconsistent, "job source",
+                                "job " + std::to_string(j->spec.id.value()) + " submit",
+                                std::to_string(j->spec.submit.time_since_epoch().count()) + "ms",
+                                "earlier than the previous job's submit time");
+    }
+    if (j->work < sim_duration{0}) {
+      throw invalid_value_error(error_id::invalid_value,
+                                "job " + std::to_string(j->spec.id.value()), "work",
+                                std::to_string(j->work.count()) + "ms", "must not be negative");
+    }
+    validate(j->spec, book_.state().catalog());
+    if (index_.contains(j->spec.id)) {
+      throw invalid_value_error(error_id::duplicate_id, "job source", "id",
+                                std::to_string(j->spec.id.value()), "job id repeated");
+    }
+    last_submit_ = j->spec.submit;
+    const auto i = static_cast<std::uint32_t>(state_.size());
+    index_.emplace(j->spec.id, i);
+    job_record r;
+    r.id = j->spec.id;
+    r.tenant = j->spec.tenant;
+    r.priority = j->spec.priority;
+    r.gpus_milli = j->spec.milli_gpus();
+    r.submit = j->spec.submit;
+    r.work = j->work;
+    records_.push_back(r);
+    job_state s;
+    s.spec = std::move(j->spec);
+    s.limit = r.work.count();
+    state_.push_back(std::move(s));
+    push(records_.back().submit, ev_arrival, i, 0);
+  }
+
+  /// Integrates totals and emits samples over [now_, t).
+  void advance(sim_time t) {
+    if (t < now_) return;
+    const double dt = static_cast<double>((t - now_).count());
+    totals_.allocated_integral += static_cast<double>(held_milli_) * dt;
+    totals_.down_integral += static_cast<double>(book_.state().unavailable_gpus()) * 1000.0 * dt;
+    if (cfg_.sample_interval > sim_duration{0}) {
+      while (next_sample_ <= t && next_sample_ >= now_) {
+        samples_.push_back(sample(next_sample_));
+        next_sample_ += cfg_.sample_interval;
+      }
+    }
+    now_ = t;
+  }
+
+  sim_sample sample(sim_time t) const {
+    const cluster& c = book_.state();
+    sim_sample s;
+    s.t = t;
+    s.allocated_gpus = static_cast<double>(held_milli_) / 1000.0;
+    s.available_gpus = c.total_gpus() - c.unavailable_gpus();
+    s.pending = pending_.size();
+    s.running = book_.running().size();
+    std::int64_t free_all = 0, free_partial = 0;
+    for (node_index n : c.nodes()) {
+      const auto f = c.free_whole_gpus(n);
+      free_all += f;
+      if (f > 0 && f < static_cast<int>(c.gpus(n).size())) free_partial += f;
+    }
+    s.fragmentation =
+        free_all == 0 ? 0.0 : static_cast<double>(free_partial) / static_cast<double>(free_all);
+    return s;
+  }
+
+  /// Applies one event; true when it should trigger a cycle (on_event mode) or is a tick.
+  bool handle(const event& e) {
+    switch (e.kind) {
+      case ev_arrival: {
+        enqueue(e.job);
+        pull_arrival();
+        return cfg_.trigger == cycle_trigger::on_event;
+      }
+      case ev_completion: {
+        auto& s = state_[e.job];
+        if (s.st != status::running || s.epoch != e.epoch) return false;
+        auto& r = records_[e.job];
+        stop_allocation(e.job);
+        book_.release(s.spec.id);
+        s.st = status::done;
+        r.outcome = job_outcome::finished;
+        r.finish = now_;
+        s.spec = job_spec{};  // free what is no longer needed
+        s.previous = {};
+        return cfg_.trigger == cycle_trigger::on_event;
+      }
+      case ev_checkpoint: {
+        auto& s = state_[e.job];
+        if (s.st != status::running || s.epoch != e.epoch) return false;
+        auto& r = records_[e.job];
+        s.saved = s.limit;
+        s.p0 = s.limit;
+        s.compute_start = now_;
+        ++r.checkpoints;
+        r.overhead_gpu_ms += static_cast<double>(s.held_milli) / 1000.0 *
+                             static_cast<double>(s.spec.checkpoint.checkpoint_cost.count());
+        schedule_next(e.job);
+        return false;
+      }
+      case ev_failure: {
+        const node_index n{e.job};
+        // Failures go on while jobs arrive or run; once only pending jobs remain, repairs
+        // (already scheduled) are what can still let them run, and the run ends.
+        if (source_ != nullptr || !book_.running().empty()) schedule_failure(now_);
+        if (!book_.state().available(n)) return false;
+        ++totals_.failures;
+        for (const job_id id : book_.jobs_on(n)) {
+          const auto i = index_.at(id);
+          interrupt(i, /*failure=*/true);
+          book_.release(id);
+        }
+        book_.set_available(n, false);
+        push(now_ + cfg_.repair_time, ev_repair, n.value(), 0);
+        return cfg_.trigger == cycle_trigger::on_event;
+      }
+      case ev_repair:
+        book_.set_available(node_index{e.job}, true);
+        return cfg_.trigger == cycle_trigger::on_event;
+      case ev_tick:
+        if (work_remains() || !pending_.empty()) {
+          // Stop ticking when only pending jobs remain and nothing can ever change.
+          if (!(events_.empty() && book_.running().empty() && !source_ && last_cycle_idle_)) {
+            push(now_ + cfg_.cycle_interval, ev_tick, 0, 0);
+          }
+        }
+        return true;
+    }
+    return false;
+  }
+
+  [[nodiscard]] bool work_remains() const noexcept {
+    return source_ != nullptr || !pending_.empty() || !book_.running().empty();
+  }
+
+  void schedule_failure(sim_time from) {
+    const double nodes = static_cast<double>(book_.state().node_count());
+    const double mean = static_cast<double>(cfg_.node_mtbf.count()) / nodes;
+    const double u = static_cast<double>(fail_rng_() >> 11) * 0x1.0p-53;
+    const auto dt = static_cast<std::int64_t>(-mean * std::log(1.0 - u)) + 1;
+    const auto n = static_cast<std::uint32_t>(uniform_index(fail_rng_, book_.state().node_count()));
+    push(from + sim_duration{dt}, ev_failure, n, 0);
+  }
+
+  /// Progress of running job `i` at `now_` (ms of full-size work).
+  [[nodiscard]] std::int64_t progress(const job_state& s) const noexcept {
+    if (now_ <= s.compute_start) return s.p0;
+    const auto dt = (now_ - s.compute_start).count();
+    const auto done = dt * s.rate_num / s.rate_den;
+    return std::min(s.p0 + done, s.limit);
+  }
+  /// Wall time for `dp` ms of progress at the job's rate, rounded up.
+  [[nodiscard]] static std::int64_t wall(const job_state& s, std::int64_t dp) noexcept {
+    return (dp * s.rate_den + s.rate_num - 1) / s.rate_num;
+  }
+
+  void stop_allocation(std::uint32_t i) {
+    auto& s = state_[i];
+    auto& r = records_[i];
+    r.allocated_gpu_ms += static_cast<double>(s.held_milli) / 1000.0 *
+                          static_cast<double>((now_ - s.alloc_start).count());
+    held_milli_ -= s.held_milli;
+  }
+
+  /// A running job loses its resources (preemption or failure): account and requeue.
+  void interrupt(std::uint32_t i, bool failure) {
+    auto& s = state_[i];
+    auto& r = records_[i];
+    const auto p = progress(s);
+    if (!failure && cfg_.preemption_saves_progress) s.saved = p;
+    const double lost =
+        static_cast<double>(wall(s, p - s.saved)) * static_cast<double>(s.held_milli) / 1000.0;
+    if (failure) {
+      r.lost_failure_gpu_ms += lost;
+      ++r.failures;
+    } else {
+      r.lost_preemption_gpu_ms += lost;
+      ++r.preemptions;
+      ++totals_.preemptions;
+    }
+    stop_allocation(i);
+    s.st = status::pending;
+    ++s.epoch;
+    s.p0 = s.saved;
+    if (!s.queued) enqueue(i);  // admitted and evicted in one cycle: still has its entry
+  }
+
+  void enqueue(std::uint32_t i) {
+    state_[i].queued = true;
+    pending_.push_back(state_[i].spec);
+    pending_index_.push_back(i);
+  }
+
+  void start(std::uint32_t i, const decision& d) {
+    auto& s = state_[i];
+    auto& r = records_[i];
+    s.st = status::running;
+    ++s.epoch;
+    std::int64_t held = 0;
+    for (const auto& t : d.placement) {
+      for (const auto& g : t.gpus) held += g.milli.value();
+    }
+    s.held_milli = held;
+    held_milli_ += held;
+    s.previous.clear();
+    for (const auto& t : d.placement) s.previous.push_back(t.node);
+    s.alloc_start = now_;
+    // Elastic: progress at the held share of the full request (whole-GPU and share demands).
+    s.rate_num = 1;
+    s.rate_den = 1;
+    if (r.gpus_milli > 0 && held > 0 && held < r.gpus_milli) {
+      s.rate_num = held;
+      s.rate_den = r.gpus_milli;
+    }
+    const auto restore = r.starts > 0 ? s.spec.checkpoint.restore_cost : sim_duration{0};
+    if (restore > sim_duration{0}) {
+      r.overhead_gpu_ms +=
+          static_cast<double>(held) / 1000.0 * static_cast<double>(restore.count());
+    }
+    ++r.starts;
+    if (!r.first_start) r.first_start = now_;
+    s.p0 = s.saved;
+    s.compute_start = now_ + restore;
+    schedule_next(i);
+  }
+
+  /// Schedules the running job's next checkpoint or its completion.
+  void schedule_next(std::uint32_t i) {
+    auto& s = state_[i];
+    const auto work = records_[i].work.count();
+    const auto iv = s.spec.checkpoint.interval.count();
+    if (iv > 0) {
+      const auto next = (s.p0 / iv + 1) * iv;
+      if (next < work) {
+        s.limit = next;
+        const auto t = s.compute_start + sim_duration{wall(s, next - s.p0)} +
+                       s.spec.checkpoint.checkpoint_cost;
+        push(t, ev_checkpoint, i, s.epoch);
+        return;
+      }
+    }
+    s.limit = work;
+    push(s.compute_start + sim_duration{wall(s, work - s.p0)}, ev_completion, i, s.epoch);
+  }
+
+  void cycle() {
+    ++totals_.cycles;
+    pipe_.schedule(book_, std::span<const job_spec>(pending_), now_, rng_, result_);
+    bool changed = false;
+    for (const auto& d : result_.decisions) {
+      if (d.kind == verdict::defer) continue;
+      changed = true;
+      // Victims first: they left the ledger in the same commit.
+      for (const job_id v : d.victims) interrupt(index_.at(v), /*failure=*/false);
+      const auto i = index_.at(d.job);
+      if (d.kind == verdict::admit) {
+        start(i, d);
+      } else {
+        state_[i].st = status::done;
+        records_[i].outcome = job_outcome::rejected;
+        state_[i].spec = job_spec{};
+      }
+    }
+    last_cycle_idle_ = !changed;
+    if (!changed) return;
+    // Keep pending jobs (and requeued victims appended above) in queue order.
+    std::size_t w = 0;
+    for (std::size_t k = 0; k < pending_.size(); ++k) {
+      if (state_[pending_index_[k]].st != status::pending) {
+        state_[pending_index_[k]].queued = false;
+        continue;
+      }
+      if (w != k) {
+        pending_[w] = std::move(pending_[k]);
+        pending_index_[w] = pending_index_[k];
+      }
+      ++w;
+    }
+    pending_.resize(w);
+    pending_index_.resize(w);
+  }
+
+  ledger book_;
+  P pipe_;
+  sim_config cfg_;
+  random_engine rng_, fail_rng_;
+  observer observer_;
+  job_source source_;
+  std::priority_queue<event, std::vector<event>, later> events_;
+  std::uint64_t seq_ = 0;
+  sim_time now_{};
+  sim_time last_submit_{sim_duration{std::numeric_limits<std::int64_t>::min()}};
+  sim_time next_sample_{};
+  std::vector<job_state> state_;
+  std::vector<job_record> records_;
+  std::unordered_map<job_id, std::uint32_t> index_;
+  std::vector<job_spec> pending_;
+  std::vector<std::uint32_t> pending_index_;
+  std::vector<sim_sample> samples_;
+  cycle_result result_;
+  sim_totals totals_;
+  std::int64_t held_milli_ = 0;
+  bool last_cycle_idle_ = false;
+};
+
+GPUSCHED_END_NAMESPACE

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gpusched/metrics/report.hpp>
+#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/sim/simulator.hpp>
+#include <gpusched/trace/synthetic.hpp>
+
+#include "generators.hpp"
+
+namespace gs = gpusched;
+using namespace gpusched::literals;
+
+namespace {
+gs::cluster small_cluster(std::size_t nodes = 2, int gpus = 4) {
+  return gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(nodes, gpus));
+}
+gs::sim_job job(unsigned id, double submit_s, double work_s, int gpus, int priority = 0,
+                gs::checkpoint_info ck = {}) {
+  gs::sim_job j;
+  j.spec.id = gs::job_id{id};
+  j.spec.submit = gs::at(gs::sim_duration{static_cast<std::int64_t>(submit_s * 1000)});
+  j.spec.priority = priority;
+  j.spec.checkpoint = ck;
+  j.spec.groups.push_back(
+      {"w", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, 1, -1});
+  j.work = gs::sim_duration{static_cast<std::int64_t>(work_s * 1000)};
+  return j;
+}
+double finish_s(const gs::job_record& r) { return gs::to_seconds(r.finish.value()); }
+double start_s(const gs::job_record& r) { return gs::to_seconds(r.first_start.value()); }
+
+// A seeded random workload of whole-GPU jobs with priorities and checkpoints.
+std::vector<gs::sim_job> random_workload(std::uint64_t seed, std::size_t n) {
+  gs::random_engine g(seed);
+  std::vector<gs::sim_job> out;
+  double t = 0;
+  for (unsigned i = 1; i <= n; ++i) {
+    t += static_cast<double>(gs::uniform_index(g, 30));
+    const int gpus = 1 << gs::uniform_index(g, 4);
+    gs::checkpoint_info ck;
+    if (gs::uniform_index(g, 2) == 0) ck = {gs::seconds(50), {}, gs::seconds(2), gs::seconds(5)};
+    auto j = job(i, t, 10.0 + static_cast<double>(gs::uniform_index(g, 400)), gpus,
+                 static_cast<int>(gs::uniform_index(g, 3)), ck);
+    j.spec.tenant = gs::tenant_id{static_cast<unsigned>(gs::uniform_index(g, 3))};
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::string run_to_text(std::uint64_t seed, gs::sim_config cfg, const char* ordering) {
+  auto jobs = random_workload(seed, 150);
+  cfg.seed = seed;
+  gs::pipeline_config pc;
+  pc.ordering = ordering;
+  gs::simulator<gs::any_pipeline> sim(small_cluster(4, 8), gs::make_pipeline(pc), cfg);
+  sim.run(gs::source_from(jobs));
+  std::ostringstream os;
+  gs::write_jobs_csv(os, sim.records());
+  gs::write_samples_csv(os, sim.samples());
+  return os.str();
+}
+}  // namespace
+
+TEST_SUITE("sim/simulator") {
+  TEST_CASE("a lone job starts at submission and finishes after its work") {
+    std::vector<gs::sim_job> jobs{job(1, 5, 100, 4)};
+    gs::simulator sim(small_cluster());
+    sim.run(gs::source_from(jobs));
+    REQUIRE(sim.records().size() == 1);
+    const auto& r = sim.records()[0];
+    CHECK(r.outcome == gs::job_outcome::finished);
+    CHECK(start_s(r) == 5);
+    CHECK(finish_s(r) == 105);
+    CHECK(r.allocated_gpu_ms == doctest::Approx(4 * 100000.0));
+    CHECK(sim.book().running().empty());
+  }
+
+  TEST_CASE("a completion at the same time as an arrival frees resources before the cycle") {
+    // Job 1 holds all 8 GPUs until t=10; job 2 needs all 8 and arrives at t=10.
+    std::vector<gs::sim_job> jobs{job(1, 0, 10, 4), job(2, 0, 10, 4), job(3, 10, 5, 4),
+                                  job(4, 10, 5, 4)};
+    gs::simulator sim(small_cluster());
+    sim.run(gs::source_from(jobs));
+    CHECK(start_s(sim.records()[2]) == 10);
+    CHECK(start_s(sim.records()[3]) == 10);
+    CHECK(sim.totals().cycles == 2);  // one per distinct event time with work to place
+  }
+
+  TEST_CASE("jobs that do not fit wait in FIFO order and start as others complete") {
+    std::vector<gs::sim_job> jobs{job(1, 0, 100, 8), job(2, 1, 50, 8), job(3, 2, 10, 2)};
+    gs::simulator sim(small_cluster(2, 4));
+    sim.run(gs::source_from(jobs));
+    // Job 2 needs 8 GPUs on one node of 4: the gang of one 8-GPU task can never fit -> rejected.
+    CHECK(sim.records()[0].outcome == gs::job_outcome::rejected);
+    CHECK(sim.records()[1].outcome == gs::job_outcome::rejected);
+    CHECK(start_s(sim.records()[2]) == 2);
+  }
+
+  TEST_CASE("periodic checkpoints add their cost to the run time") {
+    const gs::checkpoint_info ck{gs::seconds(30), {}, gs::seconds(5), gs::seconds(10)};
+    std::vector<gs::sim_job> jobs{job(1, 0, 100, 2, 0, ck)};
+    gs::simulator sim(small_cluster());
+    sim.run(gs::source_from(jobs));
+    const auto& r = sim.records()[0];
+    CHECK(r.checkpoints == 3);  // at progress 30, 60, 90
+    CHECK(finish_s(r) == 115);
+    CHECK(r.overhead_gpu_ms == doctest::Approx(3 * 5000.0 * 2));
+  }
+
+  TEST_CASE("a preempted job loses the work since its checkpoint and pays the restore cost") {
+    const gs::checkpoint_info ck{gs::seconds(30), {}, gs::seconds(5), gs::seconds(10)};
+    // Low-priority job 1 holds all 8 GPUs; urgent job 2 arrives at t=50 and needs them all.
+    std::vector<gs::sim_job> jobs{job(1, 0, 100, 4, 0, ck), job(2, 0, 100, 4, 0, ck),
+                                  job(3, 50, 20, 4, 5), job(4, 50, 20, 4, 5)};
+    gs::sim_config cfg;
+    gs::simulator sim(small_cluster(), gs::default_pipeline{}, cfg);
+    sim.run(gs::source_from(jobs));
+    const auto& victim = sim.records()[0];
+    CHECK(victim.preemptions == 1);
+    // t=50: progress 30 (written 30..35) + 15 = 45; saved 30 -> 15 s x 4 GPUs lost.
+    CHECK(victim.lost_preemption_gpu_ms == doctest::Approx(15000.0 * 4));
+    // Restarts at 70 (urgent jobs done), restores 10 s, then 70 s of work from progress 30
+    // with one more checkpoint (at 60; 90) -> 70 + 10 + 70 + 2 x 5 = 160.
+    CHECK(finish_s(victim) == 160);
+    CHECK(victim.starts == 2);
+    CHECK(start_s(sim.records()[2]) == 50);
+    CHECK(sim.totals().preemptions == 2);
+  }
+
+  TEST_CASE("graceful preemption keeps all progress") {
+    std::vector<gs::sim_job> jobs{job(1, 0, 100, 4), job(2, 0, 100, 4), job(3, 50, 20, 4, 5),
+                                  job(4, 50, 20, 4, 5)};
+    gs::sim_config cfg;
+    cfg.preemption_saves_progress = true;
+    gs::simulator sim(small_cluster(), gs::default_pipeline{}, cfg);
+    sim.run(gs::source_from(jobs));
+    CHECK(sim.records()[0].lost_preemption_gpu_ms == 0);
+    CHECK(finish_s(sim.records()[0]) == 120);  // 50 s done, waits 20 s, 50 s left
+  }
+
+  TEST_CASE("the same seed gives identical output and another seed differs") {
+    const auto seed = gs::seed_from_env(808);
+    INFO("seed " << seed);
+    gs::sim_config cfg;
+    cfg.node_mtbf = gs::seconds(4000);
+    cfg.repair_time = gs::seconds(120);
+    cfg.sample_interval = gs::seconds(60);
+    const auto a = run_to_text(seed, cfg, "priority");
+    const auto b = run_to_text(seed, cfg, "priority");
+    CHECK(a == b);
+    const auto c = run_to_text(seed + 1, cfg, "priority");
+    CHECK(a != c);
+  }
+
+  TEST_CASE("GPU time is conserved: allocated plus idle plus down equals capacity times time") {
+    const auto seed = gs::seed_from_env(909);
+    INFO("seed " << seed);
+    auto jobs = random_workload(seed, 200);
+    gs::sim_config cfg;
+    cfg.seed = seed;
+    cfg.node_mtbf = gs::seconds(3000);
+    cfg.repair_time = gs::seconds(200);
+    gs::pipeline_config pc;
+    pc.ordering = "priority";
+    gs::simulator<gs::any_pipeline> sim(small_cluster(4, 8), gs::make_pipeline(pc), cfg);
+    // Independent integral of idle and down GPUs, read from the cluster after every event time.
+    double idle = 0, down = 0;
+    gs::sim_time last{};
+    bool first = true;
+    std::int64_t idle_now = 0, down_now = 0;
+    sim.set_observer([&](gs::sim_time t, const gs::ledger& book) {
+      if (!first) {
+        idle += static_cast<double>(idle_now) * static_cast<double>((t - last).count());
+        down += static_cast<double>(down_now) * static_cast<double>((t - last).count());
+      }
+      first = false;
+      last = t;
+      idle_now = book.state().total_free_whole_gpus();
+      down_now = book.state().unavailable_gpus();
+    });
+    sim.run(gs::source_from(jobs));
+    const auto& tot = sim.totals();
+    CHECK(tot.failures > 0);
+    const double span = static_cast<double>((tot.end - tot.start).count());
+    const double alloc = tot.allocated_integral / 1000.0;
+    CHECK(alloc + idle + down == doctest::Approx(32.0 * span));
+    CHECK(down == doctest::Approx(tot.down_integral / 1000.0));
+    double per_job = 0;
+    for (const auto& r : sim.records()) {
+      per_job += r.allocated_gpu_ms;
+      CHECK(r.outcome == gs::job_outcome::finished);
+    }
+    CHECK(per_job == doctest::Approx(alloc));
+    const auto s = gs::summarize(sim);
+    CHECK(s.idle_gpu_hours == doctest::Approx(idle / 3.6e6));
+    CHECK(s.lost_failure_gpu_hours > 0);
+  }
+
+  TEST_CASE("a failure interrupts the jobs on the node and the node returns after repair") {
+    std::vector<gs::sim_job> jobs;
+    for (unsigned i = 1; i <= 40; ++i) jobs.push_back(job(i, i * 10.0, 500, 4));
+    gs::sim_config cfg;
+    cfg.node_mtbf = gs::seconds(2000);
+    cfg.repair_time = gs::seconds(300);
+    cfg.check_invariants = true;
+    gs::simulator sim(small_cluster(2, 4), gs::default_pipeline{}, cfg);
+    std::size_t max_down = 0;
+    sim.set_observer([&](gs::sim_time, const gs::ledger& b) {
+      max_down = std::max(max_down, b.state().unavailable_nodes());
+    });
+    sim.run(gs::source_from(jobs));
+    CHECK(sim.totals().failures > 0);
+    CHECK(max_down >= 1);
+    CHECK(sim.book().state().unavailable_nodes() == 0);  // every node repaired at the end
+    int failed = 0;
+    for (const auto& r : sim.records()) {
+      CHECK(r.outcome == gs::job_outcome::finished);
+      failed += r.failures;
+      if (r.failures > 0) CHECK(r.starts > 1);
+    }
+    CHECK(failed > 0);
+  }
+
+  TEST_CASE("the interval trigger schedules only at ticks") {
+    std::vector<gs::sim_job> jobs{job(1, 1, 10, 4), job(2, 7, 10, 4)};
+    gs::sim_config cfg;
+    cfg.trigger = gs::cycle_trigger::interval;
+    cfg.cycle_interval = gs::seconds(5);
+    gs::simulator sim(small_cluster(), gs::default_pipeline{}, cfg);
+    sim.run(gs::source_from(jobs));
+    CHECK(start_s(sim.records()[0]) == 1);   // the first tick is at the first arrival
+    CHECK(start_s(sim.records()[1]) == 11);  // ticks at 1, 6, 11
+    CHECK(finish_s(sim.records()[1]) == 21);
+  }
+
+  TEST_CASE("a source that goes back in time or repeats an id is an error") {
+    std::vector<gs::sim_job> back{job(1, 10, 1, 1), job(2, 5, 1, 1)};
+    gs::simulator a(small_cluster());
+    CHECK_THROWS_AS(a.run(gs::source_from(back)), gs::invalid_value_error);
+    std::vector<gs::sim_job> dup{job(1, 1, 1, 1), job(1, 2, 1, 1)};
+    gs::simulator b(small_cluster());
+    CHECK_THROWS_AS(b.run(gs::source_from(dup)), gs::invalid_value_error);
+  }
+
+  TEST_CASE("invariants hold after every event on random workloads with failures") {
+    const auto seed = gs::seed_from_env(4242);
+    INFO("seed " << seed);
+    gs::random_engine g(seed);
+    const auto nodes = gs::testing::random_nodes(g, 12);
+    gs::cluster c(gs::basic_catalog(), nodes);
+    std::vector<gs::sim_job> jobs;
+    for (unsigned i = 1; i <= 120; ++i) {
+      gs::sim_job j;
+      j.spec = gs::testing::random_job(g, c.catalog(), gs::job_id{i},
+                                       gs::at(gs::seconds(static_cast<std::int64_t>(i) * 7)), 3);
+      j.work = gs::seconds(20 + static_cast<std::int64_t>(gs::uniform_index(g, 300)));
+      jobs.push_back(std::move(j));
+    }
+    gs::sim_config cfg;
+    cfg.seed = seed;
+    cfg.check_invariants = true;  // throws std::logic_error on a violation
+    cfg.node_mtbf = gs::seconds(6000);
+    cfg.repair_time = gs::seconds(100);
+    gs::pipeline_config pc;
+    pc.ordering = "priority";
+    gs::simulator<gs::any_pipeline> sim(std::move(c), gs::make_pipeline(pc), cfg);
+    CHECK_NOTHROW(sim.run(gs::source_from(jobs)));
+    std::size_t finished = 0;
+    for (const auto& r : sim.records()) finished += r.outcome == gs::job_outcome::finished;
+    MESSAGE("finished " << finished << " of 120, failures " << sim.totals().failures);
+    CHECK(finished > 0);
+  }
+}
