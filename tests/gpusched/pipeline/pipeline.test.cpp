@@ -211,9 +211,9 @@ TEST_SUITE("pipeline") {
   TEST_CASE("unknown policy names are clear errors listing the known ones") {
     // the list grows as packers are registered: check the message up to the first name
     CHECK_THROWS_WITH_AS(
-        gs::make_packing_policy("worst-fit"),
+        gs::make_packing_policy("no-such-packer"),
         doctest::Contains("[gpusched.unknown_name] policy registry: field "
-                          "'packing' = worst-fit: unknown policy (known: first-fit"),
+                          "'packing' = no-such-packer: unknown policy (known: first-fit"),
         gs::invalid_value_error);
     CHECK_THROWS_AS(gs::make_pipeline(gs::pipeline_config{.preemption = "random"}),
                     gs::invalid_value_error);
