@@ -26,7 +26,7 @@
 /// elastic sizing O(log D) attempts.
 #pragma once
 
-#include <algorithm>  // std::sort, std::stable_sort
+#include <algorithm>  // std::sort
 #include <cstdint>
 #include <string_view>
 #include <utility>  // std::cmp_less, std::pair
@@ -59,8 +59,11 @@ GPUSCHED_BEGIN_NAMESPACE
     removed += share;
     remainders.emplace_back(x * slack % slack_total, g);
   }
-  std::stable_sort(remainders.begin(), remainders.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  // Largest remainder first, lower group first on ties. (A total order with std::sort rather
+  // than std::stable_sort: libstdc++ 12's stable_sort uses a helper clang 19 flags deprecated.)
+  std::sort(remainders.begin(), remainders.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
   for (const auto& [rem, g] : remainders) {
     if (removed == x) break;
     if (sizes[g] > j.groups[g].minimum()) {
@@ -137,8 +140,11 @@ struct gang_placement {
     if (greedy(ctx, j, tasks, pack, tx, stats)) return true;
     tx.rollback_to(sp);
     std::vector<task_ref> largest = tasks;
-    std::stable_sort(largest.begin(), largest.end(), [](const task_ref& a, const task_ref& b) {
-      return heavier(*a.request, *b.request);
+    // Heaviest first; equal weights keep group order (tasks of one group are interchangeable).
+    std::sort(largest.begin(), largest.end(), [](const task_ref& a, const task_ref& b) {
+      if (heavier(*a.request, *b.request)) return true;
+      if (heavier(*b.request, *a.request)) return false;
+      return a.group < b.group;
     });
     if (greedy(ctx, j, largest, pack, tx, stats)) return true;
     tx.rollback_to(sp);
