@@ -44,6 +44,7 @@
 #include "gpusched/policy/preemption/priority.hpp"
 #include "gpusched/resource/gpu_model.hpp"
 #include "gpusched/resource/mig_catalog.hpp"
+#include "gpusched/resource/mig_reconfigure.hpp"
 #include "gpusched/resource/request.hpp"
 #include "gpusched/topology/distances.hpp"
 #include "gpusched/topology/fabric.hpp"

@@ -191,6 +191,15 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
       return "needs " + amounts() + " in all, only " + std::to_string(r.available) +
              " free in the cluster";
     case reason_code::no_fit:
+      if (r.available >= r.needed && r.needed > 0) {
+        return group() + "no node has a task's " + amounts() +
+               " together with the rest of its request (GPU model, CPU, memory; the most " +
+               std::string(to_string(r.resource)) +
+               " free on one node: " + std::to_string(r.available) + ")" +
+               (r.tasks_placed >= 0
+                    ? "; the best attempt placed " + std::to_string(r.tasks_placed) + " tasks"
+                    : std::string());
+      }
       return group() + "no node can host a task needing " + amounts() +
              " (the most free on one node: " + std::to_string(r.available) + ")" +
              (r.tasks_placed >= 0

@@ -128,6 +128,43 @@ TEST_SUITE("pipeline") {
           "group 'worker': no node can host a task needing 4 GPUs (the most free on one node: 3)");
   }
 
+  TEST_CASE("a task short of CPU on every node is deferred naming CPU, not GPUs") {
+    gs::random_engine g(1);
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 8)));
+    auto cpu_hog = gang(1, 2, 1);  // one GPU and 100 of 128 cores on each node
+    cpu_hog.groups[0].request.cpu = 100_cores;
+    std::vector<gs::job_spec> first = {cpu_hog};
+    auto p = gs::make_pipeline();
+    p.schedule(book, first, {}, g);
+    auto wants_cores = gang(2, 1, 2);  // 2 GPUs (7 free per node) and 40 cores (28 free)
+    wants_cores.groups[0].request.cpu = 40_cores;
+    const std::vector<gs::job_spec> pending = {wants_cores};
+    const auto res = p.schedule(book, pending, {}, g);
+    CHECK(of(res, 2).why.code == gs::reason_code::no_fit);
+    CHECK(of(res, 2).why.resource == gs::resource_kind::cpu);
+    CHECK(of(res, 2).why.needed == 40000);
+    CHECK(of(res, 2).why.available == 28000);
+  }
+
+  TEST_CASE("a task whose GPUs and CPU each fit somewhere but never together says so") {
+    gs::random_engine g(1);
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 8)));
+    auto gpu_hog = gang(1, 1, 7);  // node A: 1 GPU and 127 cores left
+    auto cpu_hog = gang(2, 1, 2);  // node B: 6 GPUs and 28 cores left
+    cpu_hog.groups[0].request.cpu = 100_cores;
+    std::vector<gs::job_spec> first = {gpu_hog, cpu_hog};
+    auto p = gs::make_pipeline();
+    p.schedule(book, first, {}, g);
+    auto wants_both = gang(3, 1, 2);
+    wants_both.groups[0].request.cpu = 40_cores;
+    const std::vector<gs::job_spec> pending = {wants_both};
+    const auto res = p.schedule(book, pending, {}, g);
+    CHECK(of(res, 3).why.code == gs::reason_code::no_fit);
+    CHECK(gs::describe(of(res, 3).why, &pending[0]) ==
+          "group 'worker': no node has a task's 2 GPUs together with the rest of its request "
+          "(GPU model, CPU, memory; the most GPUs free on one node: 6)");
+  }
+
   TEST_CASE("preemption evicts lower-priority gangs and places the preemptor in one commit") {
     gs::random_engine g(1);
     gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 8)));

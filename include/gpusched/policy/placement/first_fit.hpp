@@ -15,8 +15,11 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief Why task group `g` of `j` could not be placed, judged on the state before `tx`'s
 /// placements (it adds back what `tx` placed). Reports `insufficient` when the cluster lacks the
-/// gang's total whole GPUs, CPU or memory; otherwise `no_fit` with the task's need and the most
-/// any single node offers. O(tasks placed + groups): totals and maxima come from the indexes.
+/// gang's total whole GPUs, CPU or memory; otherwise `no_fit` naming the dimension no node can
+/// offer a task of group `g` (its GPUs, else its CPU) with the most any single node offers; when
+/// each dimension fits on some node but never together, `no_fit` on GPUs with `available` >=
+/// `needed`, which `describe` words as "not together". O(tasks placed + groups): totals and maxima
+/// come from the indexes.
 [[nodiscard]] inline reason diagnose_unplaced(const ledger::transaction& tx, const job_spec& j,
                                               std::size_t g) {
   const cluster& c = tx.state();
@@ -64,6 +67,21 @@ GPUSCHED_BEGIN_NAMESPACE
   }
   const auto& r = j.groups[g].request;
   const auto gi = static_cast<std::int32_t>(g);
+  // The GPU dimension is the per-node bottleneck only if no node has the task's GPUs; when
+  // some node has them but no node has the task's CPU, CPU is what is short on every node.
+  const bool gpus_fit_somewhere =
+      (r.gpu.kind == gpu_demand_kind::whole &&
+       c.most_free_gpus_on_a_node() >= r.gpu.count.value()) ||
+      (r.gpu.kind == gpu_demand_kind::share && c.most_free_share_on_a_node() >= r.gpu.share);
+  if (gpus_fit_somewhere && r.cpu > c.most_free_cpu_on_a_node()) {
+    return {reason_code::no_fit,
+            resource_kind::cpu,
+            r.cpu.value(),
+            c.most_free_cpu_on_a_node().value(),
+            gi,
+            {},
+            {}};
+  }
   switch (r.gpu.kind) {
     case gpu_demand_kind::whole:
       return {reason_code::no_fit,
