@@ -25,6 +25,8 @@
 #include <gpusched/experiment/fgd_experiment.hpp>
 #include <gpusched/trace/openb.hpp>
 
+#include "replay.hpp"  // the replay subcommand (benchmarks/replay/)
+
 namespace gs = gpusched;
 
 namespace {
@@ -304,6 +306,9 @@ void usage(std::FILE* to) {
   std::fprintf(to, "usage: gpusched-experiment <subcommand> [options]\nsubcommands:\n");
   for (const auto& c : commands)
     std::fprintf(to, "  %.*s\n", static_cast<int>(c.usage.size()), c.usage.data());
+  std::fprintf(to,
+               "  replay [--config FILE] [options]   (replay a trace; 'replay --help' for the "
+               "options)\n");
 }
 
 }  // namespace
@@ -314,6 +319,8 @@ int main(int argc, char** argv) {
     usage(args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
   }
+  // `replay` parses its own options (benchmarks/replay/replay.hpp); argv[0] is its name.
+  if (args[0] == "replay") return gpusched_experiment::run_replay(argc - 1, argv + 1);
   const auto it = std::find_if(std::begin(commands), std::end(commands),
                                [&](const subcommand& c) { return c.name == args[0]; });
   if (it == std::end(commands)) {

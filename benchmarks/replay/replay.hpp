@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `replay` experiment command: replays a trace on a cluster with one or several policy
 // compositions (chosen by name through the registry in pipeline/any_policy.hpp) and writes
-// metrics. Library-style so that it can be folded into the `gpusched-experiment` program as its
-// `replay` subcommand: `return run_replay(argc - 1, argv + 1);`. Until then it is built as the
-// stand-alone `gpusched-replay` (benchmarks/replay/main.cpp).
+// metrics. It is the `replay` subcommand of `gpusched-experiment`
+// (`return run_replay(argc - 1, argv + 1);`), and also the stand-alone `gpusched-replay`
+// (benchmarks/replay/main.cpp).
 #pragma once
 
 #include <iosfwd>
