@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target for one trace loader, chosen at compile time with GPUSCHED_FUZZ_LOADER
-// (1 Philly, 2 Tiresias, 3 openb, 4 Gavel). Any input either loads into a well-formed trace or
-// throws one of the library's errors (gpusched::error); anything else (another exception, a
-// crash, a sanitizer report, a hang) is a finding.
+// libFuzzer target for one text reader, chosen at compile time with GPUSCHED_FUZZ_LOADER
+// (1 Philly, 2 Tiresias, 3 openb, 4 Gavel, 5 `nvidia-smi topo -m`). Any input either loads into
+// a well-formed result or throws one of the library's errors (gpusched::error); anything else
+// (another exception, a crash, a sanitizer report, a hang) is a finding.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include <gpusched/topology/distances.hpp>
+#include <gpusched/topology/topo_text.hpp>
 #include <gpusched/trace/gavel.hpp>
 #include <gpusched/trace/openb_reader.hpp>
 #include <gpusched/trace/philly.hpp>
@@ -17,6 +19,31 @@
 
 namespace gs = gpusched;
 
+#if GPUSCHED_FUZZ_LOADER == 5
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    const gs::topo_matrix m = gs::parse_topo_matrix(text, {.file = "fuzz"});
+    const auto gpus = static_cast<std::size_t>(m.topology.gpu_count());
+    // One affinity entry per GPU; the distance tables of a small node are symmetric and
+    // non-negative (larger nodes are skipped: their tables take 2^n subsets to build).
+    if (m.cpu_affinity.size() != gpus || m.numa.size() != gpus) __builtin_trap();
+    if (gpus <= 8) {
+      const gs::node_distances d(m.topology);
+      for (int a = 0; a < d.gpu_count(); ++a) {
+        for (int b = 0; b < d.gpu_count(); ++b) {
+          if (d.bottleneck()(a, b) < 0 || d.bottleneck()(a, b) != d.bottleneck()(b, a)) {
+            __builtin_trap();
+          }
+        }
+      }
+    }
+  } catch (const gs::error&) {
+    // Bad input reported the documented way.
+  }
+  return 0;
+}
+#else
 namespace {
 gs::trace load(std::istream& in) {
 #if GPUSCHED_FUZZ_LOADER == 1
@@ -53,3 +80,4 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   return 0;
 }
+#endif
