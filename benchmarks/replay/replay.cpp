@@ -26,7 +26,8 @@ Replays a job trace on a simulated cluster and reports metrics.
 
   --trace KIND:PATH         philly:FILE | tiresias:FILE | openb:FILE |
                             synthetic:JOBS:JOBS_PER_HOUR[:TENANTS]     (required)
-  --cluster NODESxGPUS[:MODEL]   homogeneous cluster (default 250x8:V100-SXM2-32GB)
+  --cluster NODESxGPUS[:MODEL]   homogeneous cluster (default 250x8:V100-SXM2-32GB), or
+            openb:NODE_CSV      the nodes of an openb node list (sn,cpu_milli,memory_mib,gpu,model)
   --cpu-per-gpu CORES       CPU per GPU for traces without CPU figures (default 4)
   --policy SPEC             one composition: slot=name,... over the slots ordering,
                             admission, packing, placement, preemption (defaults: the library's)
@@ -213,9 +214,15 @@ struct cluster_spec {
   std::size_t nodes = 0;
   int gpus = 0;
   std::string model;
+  std::string openb_nodes;  ///< path of an openb node list (then the fields above are unused)
 };
 cluster_spec parse_cluster(const std::string& s) {
   cluster_spec c;
+  if (s.rfind("openb:", 0) == 0) {
+    c.openb_nodes = s.substr(6);
+    if (c.openb_nodes.empty()) throw usage_error{"--cluster: openb: needs a node list path"};
+    return c;
+  }
   const auto colon = s.find(':');
   c.model = colon == std::string::npos ? "V100-SXM2-32GB" : s.substr(colon + 1);
   const auto dims = split(s.substr(0, colon), 'x');
@@ -306,24 +313,66 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
   }
   if (o.limit && tr.jobs.size() > *o.limit) tr.jobs.resize(*o.limit);
 
+  // The cluster: homogeneous, or an openb node list. openb model names the catalog lacks
+  // (P100, V100M16, V100M32 and the anonymised G2, G3) are added; the trace gives no GPU
+  // memory and no request asks for it, so their memory is a 16 GiB placeholder.
+  gs::gpu_catalog catalog = gs::basic_catalog();
+  const auto ensure_model = [&](const std::string& name) {
+    if (!name.empty() && !catalog.find(name)) {
+      catalog.add({name, gs::memory_mib{16 * 1024}, 0, {}});
+    }
+  };
   std::vector<gs::node_spec> nodes;
-  nodes.reserve(cs.nodes);
-  for (std::size_t i = 0; i < cs.nodes; ++i) {
-    nodes.push_back(
-        {gs::node_id{static_cast<gs::node_id::rep>(i + 1)},
-         "n" + std::to_string(i),
-         cs.model,
-         cs.gpus,
-         false,
-         gs::cpu_millis{static_cast<std::int64_t>(o.cpu_per_gpu * 1000) * std::max(cs.gpus, 1)},
-         gs::memory_mib{std::int64_t{64} * 1024 * std::max(cs.gpus, 1)},
-         {},
-         0});
+  int gpus_per_node = std::max(cs.gpus, 1);
+  if (!cs.openb_nodes.empty()) {
+    const auto list = gs::load_openb_nodes(cs.openb_nodes);
+    gpus_per_node = 1;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const auto& n = list[i];
+      if (n.gpus > 0) ensure_model(n.model);
+      gpus_per_node = std::max(gpus_per_node, n.gpus);
+      nodes.push_back({gs::node_id{static_cast<gs::node_id::rep>(i + 1)},
+                       n.name,
+                       n.gpus > 0 ? n.model : std::string(),
+                       n.gpus,
+                       false,
+                       gs::cpu_millis{n.cpu_milli},
+                       gs::memory_mib{n.memory_mib},
+                       {},
+                       0});
+    }
+    if (nodes.empty()) throw usage_error{"--cluster: " + cs.openb_nodes + " lists no nodes"};
+  } else {
+    nodes.reserve(cs.nodes);
+    for (std::size_t i = 0; i < cs.nodes; ++i) {
+      nodes.push_back(
+          {gs::node_id{static_cast<gs::node_id::rep>(i + 1)},
+           "n" + std::to_string(i),
+           cs.model,
+           cs.gpus,
+           false,
+           gs::cpu_millis{static_cast<std::int64_t>(o.cpu_per_gpu * 1000) * std::max(cs.gpus, 1)},
+           gs::memory_mib{std::int64_t{64} * 1024 * std::max(cs.gpus, 1)},
+           {},
+           0});
+    }
   }
-  const gs::cluster base(gs::basic_catalog(), nodes);
+  // openb gpu_spec constraints: model names no node has are added too, so that such jobs stay
+  // unplaceable rather than unconstrained.
+  std::vector<gs::gpu_model_set> allowed(tr.gpu_specs.size());
+  for (std::size_t k = 0; k < tr.gpu_specs.size(); ++k) {
+    std::string_view spec = tr.gpu_specs[k];
+    for (std::size_t bar; !spec.empty(); spec.remove_prefix(bar + 1)) {
+      bar = spec.find('|');
+      ensure_model(std::string(spec.substr(0, bar)));
+      if (bar == std::string_view::npos) break;
+    }
+    allowed[k] = gs::resolve_gpu_spec(tr.gpu_specs[k], catalog);
+  }
+  const gs::cluster base(catalog, nodes);
 
   gs::job_conversion conv;
-  conv.gpus_per_node = std::max(cs.gpus, 1);
+  conv.gpus_per_node = gpus_per_node;
   conv.cpu_per_gpu = gs::cpu_millis{static_cast<std::int64_t>(o.cpu_per_gpu * 1000)};
   conv.memory_per_gpu = gs::memory_mib{1024};
   conv.checkpoint.interval = gs::sim_duration{static_cast<std::int64_t>(o.ck_interval_s * 1000)};
@@ -368,7 +417,8 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
     sim.run([&]() -> std::optional<gs::sim_job> {
       if (k >= tr.jobs.size()) return std::nullopt;
       const auto& r = tr.jobs[k++];
-      return gs::sim_job{gs::to_job_spec(r, conv), r.duration};
+      const auto spec = r.gpu_spec < allowed.size() ? allowed[r.gpu_spec] : gs::gpu_model_set{};
+      return gs::sim_job{gs::to_job_spec(r, conv, spec), r.duration};
     });
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -397,8 +447,13 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
     write_file(std::filesystem::path(o.out_dir) / "summary.csv", s.str());
   }
   if (!o.quiet) {
-    out << "trace " << tr.source << ": " << tr.jobs.size() << " jobs; cluster " << cs.nodes << " x "
-        << cs.gpus << " " << cs.model << "\n";
+    out << "trace " << tr.source << ": " << tr.jobs.size() << " jobs; cluster ";
+    if (cs.openb_nodes.empty()) {
+      out << cs.nodes << " x " << cs.gpus << " " << cs.model << "\n";
+    } else {
+      out << nodes.size() << " nodes, " << base.total_gpus() << " GPUs from " << cs.openb_nodes
+          << "\n";
+    }
     gs::print_table(out, results);
   }
   return 0;
