@@ -24,6 +24,7 @@
 #include "gpusched/policy/decision.hpp"
 #include "gpusched/policy/ordering/decay.hpp"
 #include "gpusched/policy/ordering/drf.hpp"
+#include "gpusched/policy/ordering/fair_tree.hpp"
 #include "gpusched/policy/ordering/fifo.hpp"
 #include "gpusched/policy/ordering/kueue_share.hpp"
 #include "gpusched/policy/ordering/las.hpp"

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Slurm's **Fair Tree** fair-share (the default since Slurm 19.05): users (leaf tenants) are
+/// ranked by a depth-first walk of the tenant tree in which, at every level, siblings are visited
+/// in decreasing **Level Fairshare** `LF = S / U`:
+///  - `S` = the tenant's weight over the sum of its siblings' weights (itself included);
+///  - `U` = the tenant's decayed usage over the sum of its siblings' (itself included); an
+///    account's usage is the sum of its subtree's; `LF` is infinite when `U` is 0.
+///
+/// The walk hands out ranks from the number of leaves downwards, so if accounts A and B are
+/// siblings and A has the higher LF, **every leaf under A ranks above every leaf under B**, at
+/// every level (the property Fair Tree exists for; tested). The fair-share factor of a leaf is
+/// `rank / leaves`, in (0, 1]; tenants that are not leaves of the tree get 0.
+///
+/// Ties, as Slurm documents them: sibling leaves with equal LF share one rank; sibling accounts
+/// with equal LF have their children merged into one list before it is sorted; a leaf tied with
+/// an account gets the rank of that account's highest-ranked leaf. After a tie the rank counter
+/// drops by the number of leaves it covered. Equal LF is exact equality of the computed doubles
+/// (both infinite included); order inside a tie, where it matters, is by tenant id.
+///
+/// Usage is multi-dimensional here (`decayed_usage` over a `resource_basis`): a subtree's usage
+/// vector is summed, then reduced to a scalar as Slurm's normalised usage is, `max_r u_r / t_r`
+/// over dimensions with a non-zero cluster total `t_r`.
+///
+/// `fair_tree_ordering` orders jobs by their tenant's factor (higher first), then FIFO
+/// (submit, id). `fair_tree_factor` is the same factor for `multifactor_ordering`.
+/// Complexity: ranking is O(T log T + T x D) for T tenants and D dimensions; ordering n jobs
+/// adds O(n log n).
+#pragma once
+
+#include <algorithm>  // std::sort, std::max
+#include <cmath>      // std::isinf
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpusched/config.hpp"
+#include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/ordering/decay.hpp"
+#include "gpusched/workload/tenant.hpp"
+
+GPUSCHED_BEGIN_NAMESPACE
+
+/// @brief Fair Tree ranks of every tenant of `tree` given decayed `usage` at `now`.
+/// @returns per tree position: `rank / leaves` for a leaf (1 for the best), 0 for an inner
+/// tenant. Also fills `level_fs` (when given) with each position's Level Fairshare.
+[[nodiscard]] inline std::vector<double> fair_tree_factors(
+    const tenant_tree& tree, const decayed_usage& usage, sim_time now,
+    std::vector<double>* level_fs = nullptr) {
+  const std::size_t n = tree.size();
+  std::vector<double> factor(n, 0.0);
+  if (n == 0) return factor;
+  // Subtree usage vectors (children after parents is not guaranteed: accumulate by depth).
+  const share_vector total = usage.total(now);
+  std::vector<share_vector> sub(n);
+  std::vector<std::uint32_t> by_depth(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    by_depth[i] = i;
+    sub[i] = usage.usage(tree[i].id, now);
+  }
+  std::sort(by_depth.begin(), by_depth.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return tree.depth(a) != tree.depth(b) ? tree.depth(a) > tree.depth(b) : a < b;
+  });
+  for (const auto i : by_depth) {
+    if (const auto p = tree.parent(i); p != tenant_tree::npos) sub[p] += sub[i];
+  }
+  std::vector<double> scalar(n, 0.0);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    double m = 0;
+    for (Eigen::Index r = 0; r < total.size(); ++r) {
+      if (total[r] > 0) m = std::max(m, sub[i][r] / total[r]);
+    }
+    scalar[i] = m;
+  }
+  // Level Fairshare of every tenant among its siblings.
+  std::vector<double> lf(n, 0.0);
+  const auto level = [&](std::span<const std::uint32_t> sibs) {
+    double w = 0, u = 0;
+    for (const auto s : sibs) {
+      w += tree[s].weight;
+      u += scalar[s];
+    }
+    for (const auto s : sibs) {
+      const double share = tree[s].weight / w;
+      const double use = u > 0 ? scalar[s] / u : 0.0;
+      lf[s] = use > 0 ? share / use : std::numeric_limits<double>::infinity();
+    }
+  };
+  level(tree.children(tenant_tree::npos));
+  for (std::uint32_t i = 0; i < n; ++i) level(tree.children(i));
+  if (level_fs != nullptr) *level_fs = lf;
+
+  std::size_t leaves = 0;
+  for (std::uint32_t i = 0; i < n; ++i) leaves += tree.is_leaf(i) ? 1u : 0u;
+  // Depth-first walk; `rank` counts down from the number of leaves.
+  std::size_t rank = leaves;
+  const auto walk = [&](auto&& self, std::vector<std::uint32_t> list) -> void {
+    std::sort(list.begin(), list.end(), [&](std::uint32_t a, std::uint32_t b) {
+      if (lf[a] != lf[b]) return lf[a] > lf[b];
+      return tree[a].id < tree[b].id;
+    });
+    for (std::size_t g = 0; g < list.size();) {
+      std::size_t e = g + 1;
+      while (e < list.size() && lf[list[e]] == lf[list[g]]) ++e;
+      const std::size_t top = rank;
+      std::vector<std::uint32_t> merged;  // children of the tied accounts
+      std::size_t tied_leaves = 0;
+      for (std::size_t k = g; k < e; ++k) {
+        if (tree.is_leaf(list[k])) {
+          ++tied_leaves;
+        } else {
+          const auto c = tree.children(list[k]);
+          merged.insert(merged.end(), c.begin(), c.end());
+        }
+      }
+      if (!merged.empty()) self(self, std::move(merged));  // its best leaf gets `top`
+      for (std::size_t k = g; k < e; ++k) {
+        if (tree.is_leaf(list[k]))
+          factor[list[k]] = static_cast<double>(top) / static_cast<double>(leaves);
+      }
+      rank -= tied_leaves;
+      g = e;
+    }
+  };
+  const auto roots = tree.children(tenant_tree::npos);
+  walk(walk, std::vector<std::uint32_t>(roots.begin(), roots.end()));
+  return factor;
+}
+
+/// @brief Fair Tree factor for `multifactor_ordering`: `rank / leaves` of the job's tenant
+/// (0 outside the tree or for an inner tenant). Ranks are recomputed when `now` or the usage
+/// total changes, and cached otherwise; one object must not be shared across threads.
+class fair_tree_factor {
+ public:
+  fair_tree_factor(std::shared_ptr<const decayed_usage> usage,
+                   std::shared_ptr<const tenant_tree> tenants)
+      : usage_(std::move(usage)), tree_(std::move(tenants)) {
+    GPUSCHED_EXPECTS(usage_ != nullptr && tree_ != nullptr);
+  }
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "fair-tree"; }
+  [[nodiscard]] double operator()(const schedule_context& ctx, const job_spec& j) const {
+    refresh(ctx.now());
+    const auto p = tree_->find(j.tenant);
+    return p ? cache_[*p] : 0.0;
+  }
+  /// The factor of every tree position at `now`.
+  [[nodiscard]] std::span<const double> factors(sim_time now) const {
+    refresh(now);
+    return cache_;
+  }
+
+ private:
+  void refresh(sim_time now) const {
+    const share_vector t = usage_->total(now);
+    const double key = t.size() == 0 ? 0.0 : t.sum();
+    if (cached_at_ && *cached_at_ == now && key == cached_total_) return;
+    cache_ = fair_tree_factors(*tree_, *usage_, now);
+    cached_at_ = now;
+    cached_total_ = key;
+  }
+  std::shared_ptr<const decayed_usage> usage_;
+  std::shared_ptr<const tenant_tree> tree_;
+  mutable std::vector<double> cache_;
+  mutable std::optional<sim_time> cached_at_;
+  mutable double cached_total_ = 0;
+};
+
+/// @brief Orders jobs by their tenant's Fair Tree factor (higher first), then FIFO (submit,
+/// id). A strict weak order. O(T log T + n log n) per `order`.
+class fair_tree_ordering {
+ public:
+  using policy_category = ordering_tag;
+  fair_tree_ordering(std::shared_ptr<const decayed_usage> usage,
+                     std::shared_ptr<const tenant_tree> tenants)
+      : factor_(std::move(usage), std::move(tenants)) {}
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "fair-tree"; }
+  [[nodiscard]] const fair_tree_factor& factor() const noexcept { return factor_; }
+
+  void order(const schedule_context& ctx, std::span<const job_spec*> jobs) {
+    keyed_.clear();
+    for (const job_spec* j : jobs) keyed_.emplace_back(factor_(ctx, *j), j);
+    std::sort(keyed_.begin(), keyed_.end(), [](const auto& x, const auto& y) {
+      if (x.first != y.first) return x.first > y.first;
+      if (x.second->submit != y.second->submit) return x.second->submit < y.second->submit;
+      return x.second->id < y.second->id;
+    });
+    for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i] = keyed_[i].second;
+  }
+
+ private:
+  fair_tree_factor factor_;
+  std::vector<std::pair<double, const job_spec*>> keyed_;
+};
+
+GPUSCHED_END_NAMESPACE
