@@ -32,6 +32,7 @@
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/ordering/fifo.hpp"  // detail::order_by_score
 #include "gpusched/policy/ordering/decay.hpp"
 #include "gpusched/workload/tenant.hpp"
 
@@ -169,12 +170,7 @@ class multifactor_ordering {
   void order(const schedule_context& ctx, std::span<const job_spec*> jobs) {
     keyed_.clear();
     for (const job_spec* j : jobs) keyed_.emplace_back(priority(ctx, *j), j);
-    std::sort(keyed_.begin(), keyed_.end(), [](const auto& x, const auto& y) {
-      if (x.first != y.first) return x.first > y.first;
-      if (x.second->submit != y.second->submit) return x.second->submit < y.second->submit;
-      return x.second->id < y.second->id;
-    });
-    for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i] = keyed_[i].second;
+    detail::order_by_score(keyed_, jobs);
   }
 
  private:
