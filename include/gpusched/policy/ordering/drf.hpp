@@ -250,8 +250,8 @@ class drf_ordering {
     picks_.clear();
     std::size_t out = 0;
     while (!heaps_[root].empty()) {
-      std::uint32_t k = heaps_[root].front();
-      while (!heaps_[k].empty()) k = heaps_[k].front();
+      std::uint32_t k = heaps_[root].front().node;
+      while (!heaps_[k].empty()) k = heaps_[k].front().node;
       const entry& e = sorted_[head_[k]++];
       jobs[out++] = e.job;
       const double dom = basis_.dominant_share(usage_.col(k));
@@ -288,35 +288,49 @@ class drf_ordering {
   std::int64_t key_of(std::uint32_t k) const noexcept {
     return detail::share_key(basis_.dominant_share(usage_.col(k)) / nodes_[k].weight);
   }
-  bool less(std::uint32_t a, std::uint32_t b) const noexcept {
-    if (key_[a] != key_[b]) return key_[a] < key_[b];
-    if (nodes_[a].tie != nodes_[b].tie) return nodes_[a].tie < nodes_[b].tie;
-    return a < b;  // a hidden leaf ranks after its tenant's children of the same id (none)
+  // A heap entry carries its node's sort key, so sifting compares without chasing key_ and
+  // nodes_ (the hot loop of `order`: one sift per pick).
+  struct heap_entry {
+    std::int64_t key;
+    std::uint32_t tie;
+    std::uint32_t node;
+  };
+  heap_entry entry_of(std::uint32_t k) const noexcept { return {key_[k], nodes_[k].tie, k}; }
+  static bool less(const heap_entry& a, const heap_entry& b) noexcept {
+    if (a.key != b.key) return a.key < b.key;
+    if (a.tie != b.tie) return a.tie < b.tie;
+    return a.node < b.node;  // a hidden leaf ranks after its tenant's children of the same id
   }
 
   // ---- one indexed binary heap per node (its active children) ----
-  void sift_up(std::vector<std::uint32_t>& h, std::size_t i) {
+  // Hole-based sifts: the moving entry is written once, at its final place.
+  void sift_up(std::vector<heap_entry>& h, std::size_t i) {
+    const heap_entry e = h[i];
     while (i > 0) {
       const std::size_t p = (i - 1) / 2;
-      if (!less(h[i], h[p])) break;
-      std::swap(h[i], h[p]);
-      pos_[h[i]] = static_cast<std::uint32_t>(i);
-      pos_[h[p]] = static_cast<std::uint32_t>(p);
+      if (!less(e, h[p])) break;
+      h[i] = h[p];
+      pos_[h[i].node] = static_cast<std::uint32_t>(i);
       i = p;
     }
+    h[i] = e;
+    pos_[e.node] = static_cast<std::uint32_t>(i);
   }
-  void sift_down(std::vector<std::uint32_t>& h, std::size_t i) {
+  void sift_down(std::vector<heap_entry>& h, std::size_t i) {
+    const heap_entry e = h[i];
+    const std::size_t n = h.size();
     for (;;) {
-      const std::size_t l = 2 * i + 1, r = l + 1;
-      std::size_t m = i;
-      if (l < h.size() && less(h[l], h[m])) m = l;
-      if (r < h.size() && less(h[r], h[m])) m = r;
-      if (m == i) return;
-      std::swap(h[i], h[m]);
-      pos_[h[i]] = static_cast<std::uint32_t>(i);
-      pos_[h[m]] = static_cast<std::uint32_t>(m);
+      const std::size_t l = 2 * i + 1;
+      if (l >= n) break;
+      std::size_t m = l;
+      if (l + 1 < n && less(h[l + 1], h[l])) m = l + 1;
+      if (!less(h[m], e)) break;
+      h[i] = h[m];
+      pos_[h[i].node] = static_cast<std::uint32_t>(i);
       i = m;
     }
+    h[i] = e;
+    pos_[e.node] = static_cast<std::uint32_t>(i);
   }
   void activate(std::uint32_t k) {
     for (;;) {
@@ -326,7 +340,7 @@ class drf_ordering {
       auto& h = heaps_[p];
       const bool parent_was_idle = h.empty();
       pos_[k] = static_cast<std::uint32_t>(h.size());
-      h.push_back(k);
+      h.push_back(entry_of(k));
       sift_up(h, h.size() - 1);
       if (p == nodes_.size() || !parent_was_idle) return;
       k = p;
@@ -339,10 +353,10 @@ class drf_ordering {
       auto& h = heaps_[p];
       const std::size_t i = pos_[k];
       h[i] = h.back();
-      pos_[h[i]] = static_cast<std::uint32_t>(i);
+      pos_[h[i].node] = static_cast<std::uint32_t>(i);
       h.pop_back();
       if (i < h.size()) {
-        const auto moved = h[i];
+        const auto moved = h[i].node;
         sift_up(h, i);
         sift_down(h, pos_[moved]);
       }
@@ -353,6 +367,7 @@ class drf_ordering {
   void fix(std::uint32_t k) {
     if (!active_[k]) return;
     auto& h = heaps_[nodes_[k].parent];
+    h[pos_[k]].key = key_[k];
     sift_up(h, pos_[k]);
     sift_down(h, pos_[k]);
   }
@@ -406,7 +421,7 @@ class drf_ordering {
   Eigen::ArrayXXd usage_, demand_;
   share_vector scratch_;
   std::vector<std::int64_t> key_;
-  std::vector<std::vector<std::uint32_t>> heaps_;
+  std::vector<std::vector<heap_entry>> heaps_;
   std::vector<std::uint32_t> pos_, head_, end_;
   std::vector<std::uint8_t> active_;
   std::vector<entry> pending_, sorted_;
