@@ -94,8 +94,9 @@ inline void add_usage(const cluster& c, std::span<const task_allocation> tasks, 
 
 /// @brief A lower bound of what job `j` will use at its minimum size, known before placement:
 /// CPU, memory and milli-GPU always; whole GPUs of a model when the request allows exactly one.
-inline quota_vector demand_lower_bound(const job_spec& j, std::size_t dims) {
-  quota_vector v(dims, 0);
+/// Written into `v` (resized to `dims`), so a caller can reuse its buffer. O(groups x dims).
+inline void demand_lower_bound(const job_spec& j, std::size_t dims, quota_vector& v) {
+  v.assign(dims, 0);
   for (const auto& g : j.groups) {
     const auto n = g.minimum();
     v[0] += g.request.cpu.value() * n;
@@ -109,6 +110,12 @@ inline quota_vector demand_lower_bound(const job_spec& j, std::size_t dims) {
       }
     }
   }
+}
+
+/// @brief As above, returned as a new vector.
+inline quota_vector demand_lower_bound(const job_spec& j, std::size_t dims) {
+  quota_vector v;
+  demand_lower_bound(j, dims, v);
   return v;
 }
 
