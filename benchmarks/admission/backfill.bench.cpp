@@ -2,21 +2,23 @@
 // Backfill reservations (gang_admission's EASY and conservative modes) with growing numbers of
 // running jobs, up to 10,000.
 //
-// The cluster: `running` / 8 + 4 nodes of 8 GPUs; `running` 1-GPU jobs fill all but the last 4
-// nodes, each with an expected end uniform in the next 10 hours (so a node frees up only when
-// its 8 jobs have all ended). Pending, in FIFO order:
+// The cluster: `running` / 8 full nodes, 8 half nodes, 4 idle nodes, all of 8 GPUs. `running`
+// 1-GPU jobs fill the full nodes, each with an expected end uniform in the next 10 hours (so a
+// node frees up only when its 8 jobs have all ended); on each half node a 4-GPU job without a
+// duration estimate leaves 4 GPUs that an 8-GPU task can never use (the fragments backfill
+// fills). Pending, in FIFO order:
 //
 //  BM_EasyReservation/<running>   one head gang of 16 x 8 GPUs (does not fit on the 4 idle
 //                                 nodes): the cycle computes its reservation (bisection over
 //                                 the expected ends, each probe a what-if placement).
-//  BM_EasyBackfillCycle/<running> the head plus 32 single-GPU jobs, half ending before the
+//  BM_EasyBackfillCycle/<running> the head, then 32 single-GPU jobs, half ending before the
 //                                 reservation (admitted without a check), half running 20 hours
-//                                 (each checked against the reservation with a what-if
-//                                 placement; the first 32 - 16 fit on the idle nodes and, when
-//                                 they do not delay the head, are admitted).
-//  BM_ConservativeCycle/<running> conservative backfill: 4 gangs of 16 x 8 GPUs (4
-//                                 reservations, each respecting the earlier ones) plus the 32
-//                                 single-GPU jobs.
+//                                 (they land on the half nodes' fragments and pass the check
+//                                 against the recorded state at the reservation's start), then
+//                                 2 jobs of 8 GPUs x 20 hours (they would take idle nodes the
+//                                 head needs: refused after a full what-if each).
+//  BM_ConservativeCycle/<running> conservative backfill: 4 gangs of 16 x 8 GPUs, then the same
+//                                 34 jobs.
 //
 // Every iteration schedules one cycle on a copy of the same state (copied outside the timing).
 // Counters: reservations made, jobs admitted, the head's reservation time in hours from now.
@@ -48,9 +50,20 @@ gs::job_spec job(unsigned id, int tasks, int gpus, gs::sim_duration duration) {
 
 gs::ledger busy_cluster(std::size_t running, std::uint64_t seed) {
   gs::random_engine g(seed);
-  const std::size_t nodes = (running + 7) / 8 + 4;
-  gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(nodes, 8)));
+  const std::size_t full = (running + 7) / 8;
+  gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(full + 8 + 4, 8)));
   const gs::first_fit_packing pack;
+  for (std::size_t k = 0; k < 8; ++k) {  // half nodes: 4 GPUs held with no estimate
+    auto j = job(static_cast<unsigned>(900'000 + k), 1, 4, gs::seconds(0));
+    j.expected_duration.reset();
+    const gs::schedule_context ctx(book, t_now, g);
+    auto a = pack.fit(ctx, gs::node_index{static_cast<gs::node_index::rep>(full + k)},
+                      j.groups[0].request);
+    a->group = 0;
+    auto tx = book.begin();
+    tx.place(*a);
+    tx.commit(j, t_now - gs::seconds(3600));
+  }
   for (std::size_t k = 0; k < running; ++k) {
     // started an hour ago; ends uniformly within the next 10 hours
     const auto left = gs::seconds(60 + static_cast<std::int64_t>(gs::uniform_index(g, 36'000)));
@@ -72,6 +85,9 @@ std::vector<gs::job_spec> queue(int heads, int small_jobs) {
   for (int h = 0; h < heads; ++h) out.push_back(job(id++, 16, 8, gs::seconds(7200)));
   for (int k = 0; k < small_jobs; ++k) {
     out.push_back(job(id++, 1, 1, k % 2 == 0 ? gs::seconds(600) : gs::seconds(20 * 3600)));
+  }
+  if (small_jobs > 0) {
+    for (int k = 0; k < 2; ++k) out.push_back(job(id++, 1, 8, gs::seconds(20 * 3600)));
   }
   return out;
 }

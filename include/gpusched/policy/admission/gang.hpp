@@ -22,7 +22,15 @@
 /// points considered: the expected ends of running jobs (start + expected duration; a job past
 /// its expected end counts as ending now) and, for conservative backfill, the ends of earlier
 /// reservations. The first reservation's time is found by bisection over the releases in end
-/// order; later ones scan at most `horizon` time points.
+/// order (the evictions kept between probes, so O(releases) evictions in all); later ones scan
+/// at most `horizon` time points.
+///
+/// Checking a candidate (`approve`): when a reservation is made, the state at its start is
+/// recorded (running jobs that have not ended by then, the reservations active then at the
+/// placements found); jobs admitted later in the cycle are added to the record. A candidate
+/// whose placement fits beside the record cannot delay that reservation (its recorded
+/// placement stays free), so it passes without a what-if; otherwise a full what-if (evict the
+/// releases up to the start, place the active reservations again) decides.
 ///
 /// Jobs without a duration estimate are handled conservatively: a running job without one is
 /// never counted on to end (unless `default_duration` is set, like Slurm's DefaultTime), and a
@@ -44,8 +52,10 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <unordered_map>
+#include <utility>  // std::move, std::cmp_less
 #include <vector>
 
 #include "gpusched/config.hpp"
@@ -113,6 +123,7 @@ class gang_admission {
     ++cycle_;
     reserved_.clear();
     specs_.clear();
+    future_.clear();
     releases_valid_ = false;
   }
 
@@ -121,8 +132,8 @@ class gang_admission {
     if (backoff.base > 0) {
       const auto it = failures_.find(j.id);
       if (it != failures_.end() && backoff.limit > 0 && it->second.count >= backoff.limit) {
-        return {verdict::reject, reason{reason_code::backoff, resource_kind::none,
-                                        it->second.count, 0, -1, {}, {}}};
+        return {verdict::reject,
+                reason{reason_code::backoff, resource_kind::none, it->second.count, 0, -1, {}, {}}};
       }
       if (it != failures_.end() && waiting(ctx, it->second)) {
         reason why{reason_code::backoff, resource_kind::none, it->second.count, 0, -1, {}, {}};
@@ -138,7 +149,8 @@ class gang_admission {
   }
 
   /// Checks, after `j` was placed tentatively in `tx`, that starting it now delays no
-  /// reservation. O(reservations x (releases + placements)) when `j` outlives a reservation.
+  /// reservation. Per reservation that `j` outlives: O(tasks x log nodes) when `j` fits beside
+  /// the recorded state, else O(releases + placements).
   [[nodiscard]] admission_verdict approve(const schedule_context& ctx, const job_spec& j,
                                           ledger::transaction& tx, const admission_tools& tools) {
     if (reserved_.empty()) return {verdict::admit, {}};
@@ -147,8 +159,10 @@ class gang_admission {
       return {verdict::admit, {}};
     }
     const sim_time end = end_of(ctx.now(), j);
-    for (const auto& r : reserved_) {
+    for (std::size_t i = 0; i < reserved_.size(); ++i) {
+      const auto& r = reserved_[i];
       if (r.start >= end) continue;  // j is gone by then
+      if (fits_beside(future_[i], tx.placed())) continue;
       if (!holds_at(ctx, r.start, tx, tools)) {
         return {verdict::defer,
                 reason{reason_code::reservation, resource_kind::none, 0, 0, -1, r.job, r.start}};
@@ -159,6 +173,21 @@ class gang_admission {
 
   void on_committed(const schedule_context& ctx, const decision& d) {
     failures_.erase(d.job);
+    if (const auto* run = ctx.book().find(d.job)) {
+      // keep the reservations' recorded states in step: the new job runs in those before its end
+      const sim_time end = end_of(run->start, run->spec);
+      for (auto& f : future_) {
+        if (!f.valid || end <= f.at) continue;
+        auto t = f.book.begin();
+        bool ok = true;
+        for (const auto& a : run->tasks) ok = ok && t.place(a);
+        if (ok) {
+          t.commit(run->spec, run->start);
+        } else {
+          f.valid = false;  // ~t rolls back; approve() uses full what-ifs for this reservation
+        }
+      }
+    }
     if (!releases_valid_) return;
     // keep the release list in step: the new job may end at a known time; victims are gone
     for (job_id v : d.victims) {
@@ -285,6 +314,27 @@ class gang_admission {
                   : ctx.now().time_since_epoch().count() + wait;
   }
 
+  /// The state at a reservation's start as recorded when it was made: running jobs that have
+  /// not ended by then (their expected ends), the reservations active then at the placements
+  /// found, and the jobs admitted since. Invalid when a later change could not be recorded.
+  struct future_state {
+    sim_time at{};
+    ledger book;
+    bool valid = false;
+  };
+
+  /// Fast path of `approve`: whether `placed` fits beside everything `f` records (then every
+  /// reservation active at `f.at` keeps its recorded placement). Victims and shrinks only free
+  /// resources, so ignoring them errs on the safe side. O(tasks x log nodes).
+  static bool fits_beside(future_state& f, std::span<const task_allocation> placed) {
+    if (!f.valid) return false;
+    auto t = f.book.begin();
+    for (const auto& a : placed) {
+      if (!t.place(a)) return false;
+    }
+    return true;  // ~t rolls back
+  }
+
   [[nodiscard]] const reservation* find_reservation(job_id id) const noexcept {
     for (const auto& r : reserved_) {
       if (r.job == id) return &r;
@@ -363,8 +413,31 @@ class gang_admission {
     std::optional<sim_time> when;
     if (reserved_.empty()) {
       // Bisection over how many releases happen: more releases never make the head fit less.
+      // The evictions stay in `tx` between probes and are undone to savepoints, so the whole
+      // search evicts O(releases) jobs rather than O(releases x log releases).
+      prefix_.clear();
+      prefix_.push_back(tx.mark());              // prefix_[i]: after evicting releases_[0..i)
+      auto evict_through = [&](std::size_t k) {  // releases_[0..k) and ties of releases_[k-1]
+        std::size_t end = k;
+        while (end < releases_.size() && releases_[end].at == releases_[k - 1].at) ++end;
+        if (end + 1 < prefix_.size()) {
+          tx.rollback_to(prefix_[end]);
+          prefix_.resize(end + 1);
+        }
+        for (std::size_t i = prefix_.size() - 1; i < end; ++i) {
+          const job_id id = releases_[i].job;
+          if (ctx.book().is_running(id) && !tx.is_evicted(id)) tx.evict(id);
+          prefix_.push_back(tx.mark());
+        }
+      };
+      auto fits_after = [&](std::size_t k) {
+        evict_through(k);
+        const auto sp = tx.mark();
+        const bool ok = tools.place(j, tx).placed;
+        tx.rollback_to(sp);
+        return ok;
+      };
       std::size_t lo = 0, hi = releases_.size() + 1;  // lo: releases known too few
-      auto fits_after = [&](std::size_t k) { return feasible(releases_[k - 1].at); };
       // find the smallest k in 1..n with fits_after(k)
       if (!releases_.empty() && fits_after(releases_.size())) {
         hi = releases_.size();
@@ -389,10 +462,25 @@ class gang_admission {
         }
       }
     }
-    tx.rollback();
     if (!when) return false;
-    reserved_.push_back({j.id, *when, end_of(*when, j)});
+    const reservation made{j.id, *when, end_of(*when, j)};
+    // Record the state at its start (for approve's fast path); earlier records that the new
+    // reservation overlaps no longer show it, so they are dropped.
+    tx.rollback();
+    future_state f{*when, ledger{}, false};
+    {
+      auto at_start = tools.begin();
+      if (state_at(ctx, *when, at_start, tools, &j)) {
+        f.book = ledger(at_start.state());
+        f.valid = true;
+      }
+    }  // ~at_start rolls back
+    for (auto& other : future_) {
+      if (made.start <= other.at && other.at < made.end) other.valid = false;
+    }
+    reserved_.push_back(made);
     specs_.push_back(&j);
+    future_.push_back(std::move(f));
     return true;
   }
 
@@ -402,6 +490,8 @@ class gang_admission {
   std::vector<const job_spec*> specs_;  // the reserved jobs (pending, valid during a cycle)
   std::vector<release> releases_;
   bool releases_valid_ = false;
+  std::vector<ledger::transaction::savepoint> prefix_;  // reserve(): evicted release prefixes
+  std::vector<future_state> future_;                    // per reservation, same order
 };
 
 static_assert(admission_policy<gang_admission>);
