@@ -22,8 +22,9 @@
 /// points considered: the expected ends of running jobs (start + expected duration; a job past
 /// its expected end counts as ending now) and, for conservative backfill, the ends of earlier
 /// reservations. The first reservation's time is found by bisection over the releases in end
-/// order (the evictions kept between probes, so O(releases) evictions in all); later ones scan
-/// at most `horizon` time points.
+/// order (the evictions kept between probes, so O(releases) evictions in all); a later one
+/// finds the earliest time its gang would fit without reservations the same way, then scans
+/// at most `horizon` time points from there (reservations only take room away).
 ///
 /// Checking a candidate (`approve`): when a reservation is made, the state at its start is
 /// recorded (running jobs that have not ended by then, the reservations active then at the
@@ -88,6 +89,12 @@ struct reservation {
   sim_time end{};  ///< start + expected duration (`sim_time::max()` when unknown)
 };
 
+/// @brief How backfill checks went in the last cycle (see `gang_admission::last_stats`).
+struct backfill_stats {
+  std::int64_t fast_checks = 0;  ///< candidate fitted beside a reservation's recorded state
+  std::int64_t what_ifs = 0;     ///< candidate checked with a full what-if at a reservation
+};
+
 /// @brief All-or-nothing gang admission; see the file documentation.
 class gang_admission {
  public:
@@ -118,12 +125,15 @@ class gang_admission {
 
   /// The reservations made this cycle, in the order they were made.
   [[nodiscard]] const std::vector<reservation>& reservations() const noexcept { return reserved_; }
+  /// Counts of this cycle's backfill checks (fast or full what-if).
+  [[nodiscard]] const backfill_stats& last_stats() const noexcept { return stats_; }
 
   void begin_cycle(const schedule_context& /*ctx*/) {
     ++cycle_;
     reserved_.clear();
     specs_.clear();
     future_.clear();
+    stats_ = {};
     releases_valid_ = false;
   }
 
@@ -162,7 +172,11 @@ class gang_admission {
     for (std::size_t i = 0; i < reserved_.size(); ++i) {
       const auto& r = reserved_[i];
       if (r.start >= end) continue;  // j is gone by then
-      if (fits_beside(future_[i], tx.placed())) continue;
+      if (fits_beside(future_[i], tx.placed())) {
+        ++stats_.fast_checks;
+        continue;
+      }
+      ++stats_.what_ifs;
       if (!holds_at(ctx, r.start, tx, tools)) {
         return {verdict::defer,
                 reason{reason_code::reservation, resource_kind::none, 0, 0, -1, r.job, r.start}};
@@ -410,11 +424,12 @@ class gang_admission {
       tx.rollback_to(sp);
       return ok;
     };
-    std::optional<sim_time> when;
-    if (reserved_.empty()) {
-      // Bisection over how many releases happen: more releases never make the head fit less.
-      // The evictions stay in `tx` between probes and are undone to savepoints, so the whole
-      // search evicts O(releases) jobs rather than O(releases x log releases).
+    // The earliest time `j` fits once running jobs end, ignoring reservations: bisection over
+    // how many releases happen (more releases never make it fit less). The evictions stay in
+    // `tx` between probes and are undone to savepoints, so the whole search evicts
+    // O(releases) jobs rather than O(releases x log releases).
+    std::optional<sim_time> earliest;
+    {
       prefix_.clear();
       prefix_.push_back(tx.mark());              // prefix_[i]: after evicting releases_[0..i)
       auto evict_through = [&](std::size_t k) {  // releases_[0..k) and ties of releases_[k-1]
@@ -445,9 +460,16 @@ class gang_admission {
           const auto mid = lo + (hi - lo) / 2;
           (fits_after(mid) ? hi : lo) = mid;
         }
-        when = releases_[hi - 1].at;
+        earliest = releases_[hi - 1].at;
       }
-    } else {
+      tx.rollback_to(prefix_.front());
+    }
+    std::optional<sim_time> when;
+    if (earliest && reserved_.empty()) {
+      when = earliest;
+    } else if (earliest) {
+      // Reservations only take room away, so scan from `earliest`: the releases and the
+      // reservations' ends, at most `horizon` points, for one where `j` fits beside them.
       std::vector<sim_time> points;
       for (const auto& r : releases_) points.push_back(r.at);
       for (const auto& r : reserved_) {
@@ -455,9 +477,10 @@ class gang_admission {
       }
       std::sort(points.begin(), points.end());
       points.erase(std::unique(points.begin(), points.end()), points.end());
-      for (std::size_t k = 0; k < points.size() && std::cmp_less(k, horizon); ++k) {
-        if (feasible(points[k])) {
-          when = points[k];
+      const auto from = std::lower_bound(points.begin(), points.end(), *earliest);
+      for (auto it = from; it != points.end() && std::cmp_less(it - from, horizon); ++it) {
+        if (feasible(*it)) {
+          when = *it;
           break;
         }
       }
@@ -492,6 +515,7 @@ class gang_admission {
   bool releases_valid_ = false;
   std::vector<ledger::transaction::savepoint> prefix_;  // reserve(): evicted release prefixes
   std::vector<future_state> future_;                    // per reservation, same order
+  backfill_stats stats_;
 };
 
 static_assert(admission_policy<gang_admission>);
