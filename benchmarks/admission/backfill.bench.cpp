@@ -21,7 +21,8 @@
 //                                 34 jobs.
 //
 // Every iteration schedules one cycle on a copy of the same state (copied outside the timing).
-// Counters: reservations made, jobs admitted, the head's reservation time in hours from now.
+// Counters: reservations made, jobs admitted, the head's reservation time in hours from now,
+// candidates checked against a recorded state (fast checks) or by a full what-if.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -101,6 +102,7 @@ void cycle_loop(benchmark::State& state, gs::queueing mode, int heads, int small
   gs::cycle_result res;
   std::size_t admitted = 0, reservations = 0;
   double head_at_hours = -1;
+  gs::backfill_stats stats;
   for (auto _ : state) {
     state.PauseTiming();
     gs::ledger book = base;
@@ -111,6 +113,7 @@ void cycle_loop(benchmark::State& state, gs::queueing mode, int heads, int small
     admitted = res.count(gs::verdict::admit);
     const auto& rs = pipe.admission().reservations();
     reservations = rs.size();
+    stats = pipe.admission().last_stats();
     head_at_hours = rs.empty() ? -1 : gs::to_seconds(rs.front().start - t_now) / 3600;
     book = gs::ledger{};
     state.ResumeTiming();
@@ -118,6 +121,8 @@ void cycle_loop(benchmark::State& state, gs::queueing mode, int heads, int small
   if (reservations == 0) state.SkipWithError("no reservation was made");
   state.counters["reservations"] = static_cast<double>(reservations);
   state.counters["admitted"] = static_cast<double>(admitted);
+  state.counters["fast checks"] = static_cast<double>(stats.fast_checks);
+  state.counters["what-ifs"] = static_cast<double>(stats.what_ifs);
   state.counters["head at (h)"] = head_at_hours;
   state.counters["running"] = static_cast<double>(base.running().size());
   state.SetComplexityN(state.range(0));

@@ -429,40 +429,42 @@ class gang_admission {
     // `tx` between probes and are undone to savepoints, so the whole search evicts
     // O(releases) jobs rather than O(releases x log releases).
     std::optional<sim_time> earliest;
-    {
-      prefix_.clear();
-      prefix_.push_back(tx.mark());              // prefix_[i]: after evicting releases_[0..i)
-      auto evict_through = [&](std::size_t k) {  // releases_[0..k) and ties of releases_[k-1]
-        std::size_t end = k;
-        while (end < releases_.size() && releases_[end].at == releases_[k - 1].at) ++end;
-        if (end + 1 < prefix_.size()) {
-          tx.rollback_to(prefix_[end]);
-          prefix_.resize(end + 1);
-        }
-        for (std::size_t i = prefix_.size() - 1; i < end; ++i) {
-          const job_id id = releases_[i].job;
-          if (ctx.book().is_running(id) && !tx.is_evicted(id)) tx.evict(id);
-          prefix_.push_back(tx.mark());
-        }
-      };
-      auto fits_after = [&](std::size_t k) {
-        evict_through(k);
-        const auto sp = tx.mark();
-        const bool ok = tools.place(j, tx).placed;
-        tx.rollback_to(sp);
-        return ok;
-      };
-      std::size_t lo = 0, hi = releases_.size() + 1;  // lo: releases known too few
-      // find the smallest k in 1..n with fits_after(k)
-      if (!releases_.empty() && fits_after(releases_.size())) {
-        hi = releases_.size();
-        while (hi - lo > 1) {
-          const auto mid = lo + (hi - lo) / 2;
-          (fits_after(mid) ? hi : lo) = mid;
-        }
-        earliest = releases_[hi - 1].at;
+    prefix_.clear();
+    prefix_.push_back(tx.mark());              // prefix_[i]: after evicting releases_[0..i)
+    auto evict_through = [&](std::size_t k) {  // releases_[0..k) and ties of releases_[k-1]
+      if (k == 0) {
+        tx.rollback_to(prefix_.front());
+        prefix_.resize(1);
+        return;
       }
-      tx.rollback_to(prefix_.front());
+      std::size_t end = k;
+      while (end < releases_.size() && releases_[end].at == releases_[k - 1].at) ++end;
+      if (end + 1 < prefix_.size()) {
+        tx.rollback_to(prefix_[end]);
+        prefix_.resize(end + 1);
+      }
+      for (std::size_t i = prefix_.size() - 1; i < end; ++i) {
+        const job_id id = releases_[i].job;
+        if (ctx.book().is_running(id) && !tx.is_evicted(id)) tx.evict(id);
+        prefix_.push_back(tx.mark());
+      }
+    };
+    auto fits_after = [&](std::size_t k) {
+      evict_through(k);
+      const auto sp = tx.mark();
+      const bool ok = tools.place(j, tx).placed;
+      tx.rollback_to(sp);
+      return ok;
+    };
+    std::size_t lo = 0, hi = releases_.size() + 1;  // lo: releases known too few
+    // find the smallest k in 1..n with fits_after(k)
+    if (!releases_.empty() && fits_after(releases_.size())) {
+      hi = releases_.size();
+      while (hi - lo > 1) {
+        const auto mid = lo + (hi - lo) / 2;
+        (fits_after(mid) ? hi : lo) = mid;
+      }
+      earliest = releases_[hi - 1].at;
     }
     std::optional<sim_time> when;
     if (earliest && reserved_.empty()) {
@@ -479,6 +481,10 @@ class gang_admission {
       points.erase(std::unique(points.begin(), points.end()), points.end());
       const auto from = std::lower_bound(points.begin(), points.end(), *earliest);
       for (auto it = from; it != points.end() && std::cmp_less(it - from, horizon); ++it) {
+        // keep the releases up to this point evicted (points ascend): state_at adds none
+        const release upto{*it, job_id{std::numeric_limits<job_id::rep>::max()}};
+        evict_through(static_cast<std::size_t>(
+            std::upper_bound(releases_.begin(), releases_.end(), upto) - releases_.begin()));
         if (feasible(*it)) {
           when = *it;
           break;
