@@ -139,9 +139,20 @@ class ledger {
     index_.erase(id);
   }
 
+  /// Whether the running job at position `pos` is evicted in the open transaction. All false
+  /// outside a transaction (positions move only then).
+  [[nodiscard]] bool evicted_flag(std::size_t pos) const noexcept {
+    return pos < tx_evicted_flag_.size() && tx_evicted_flag_[pos] != 0;
+  }
+  void set_evicted_flag(std::size_t pos, bool on) {
+    if (tx_evicted_flag_.size() < running_.size()) tx_evicted_flag_.resize(running_.size(), 0);
+    tx_evicted_flag_[pos] = on ? 1 : 0;
+  }
+
   cluster cluster_;
   std::vector<running_job> running_;
   std::unordered_map<job_id, std::size_t> index_;
+  std::vector<std::uint8_t> tx_evicted_flag_;  // by running_ position: evicted in the open tx
   // transaction scratch, reused so that transactions do not allocate once warmed up
   std::vector<task_allocation> tx_placed_;
   std::vector<job_id> tx_evicted_;
@@ -177,13 +188,12 @@ class ledger::transaction {
     l_->cluster_.apply(a, +1);
     return true;
   }
-  /// Tentatively returns everything `id` holds.
+  /// Tentatively returns everything `id` holds. O(tasks of the job + shrinks here).
   /// @throws invalid_value_error (unknown_id) if `id` is not running or already evicted here.
   void evict(job_id id) {
     GPUSCHED_EXPECTS(l_ != nullptr);
-    const auto* r = l_->find(id);
-    if (r == nullptr ||
-        std::find(l_->tx_evicted_.begin(), l_->tx_evicted_.end(), id) != l_->tx_evicted_.end()) {
+    const auto it = l_->index_.find(id);
+    if (it == l_->index_.end() || l_->evicted_flag(it->second)) {
       throw invalid_value_error(error_id::unknown_id, "transaction", "evict",
                                 std::to_string(id.value()), "not running (or evicted twice)");
     }
@@ -192,7 +202,8 @@ class ledger::transaction {
                                 std::to_string(id.value()), "job was shrunk in this transaction");
     }
     l_->tx_evicted_.push_back(id);
-    for (const auto& t : r->tasks) l_->cluster_.apply(t, -1);
+    l_->set_evicted_flag(it->second, true);
+    for (const auto& t : l_->running_[it->second].tasks) l_->cluster_.apply(t, -1);
   }
   /// Tentatively releases the tasks of group `s.group` of elastic job `s.job` beyond its first
   /// `s.to` (in allocation order); `commit` removes them from the job, `rollback` restores them.
@@ -204,8 +215,7 @@ class ledger::transaction {
     GPUSCHED_EXPECTS(l_ != nullptr);
     const std::string who = std::to_string(s.job.value());
     const auto* r = l_->find(s.job);
-    if (r == nullptr ||
-        std::find(l_->tx_evicted_.begin(), l_->tx_evicted_.end(), s.job) != l_->tx_evicted_.end()) {
+    if (r == nullptr || is_evicted(s.job)) {
       throw invalid_value_error(error_id::unknown_id, "transaction", "shrink", who,
                                 "not running (or evicted in this transaction)");
     }
@@ -263,13 +273,16 @@ class ledger::transaction {
     }
     auto& evicted = l_->tx_evicted_;
     while (evicted.size() > sp.evicted) {
-      for (const auto& t : l_->find(evicted.back())->tasks) l_->cluster_.apply(t, +1);
+      const auto pos = l_->index_.find(evicted.back())->second;
+      for (const auto& t : l_->running_[pos].tasks) l_->cluster_.apply(t, +1);
+      l_->set_evicted_flag(pos, false);
       evicted.pop_back();
     }
   }
-  /// True when `id` was evicted in this transaction. O(evicted).
+  /// True when `id` was evicted in this transaction. O(1) expected.
   [[nodiscard]] bool is_evicted(job_id id) const noexcept {
-    return std::find(l_->tx_evicted_.begin(), l_->tx_evicted_.end(), id) != l_->tx_evicted_.end();
+    const auto it = l_->index_.find(id);
+    return it != l_->index_.end() && l_->evicted_flag(it->second);
   }
 
   /// Undoes every placement (newest first), every shrink, then every eviction, and closes the
@@ -311,6 +324,8 @@ class ledger::transaction {
         return t.group == s.group && seen++ >= s.to;  // remove_if visits in order
       });
     }
+    // clear the flags first: erasing moves other jobs into the freed positions
+    for (const job_id id : l_->tx_evicted_) l_->set_evicted_flag(l_->index_.at(id), false);
     for (const job_id id : l_->tx_evicted_) l_->erase_running(l_->index_.at(id));
   }
   [[nodiscard]] bool shrunk_here(job_id id) const noexcept {

@@ -74,8 +74,8 @@ struct quota_resource {
 using quota_vector = std::vector<std::int64_t>;
 
 /// @brief What a set of task allocations uses, per quota dimension. O(grants).
-inline void add_usage(const cluster& c, std::span<const task_allocation> tasks, quota_vector& out,
-                      std::int64_t sign = 1) {
+inline void add_usage(const cluster& c, std::span<const task_allocation> tasks,
+                      std::span<std::int64_t> out, std::int64_t sign = 1) {
   for (const auto& t : tasks) {
     out[0] += sign * t.cpu.value();
     out[1] += sign * t.memory.value();
@@ -94,8 +94,9 @@ inline void add_usage(const cluster& c, std::span<const task_allocation> tasks, 
 
 /// @brief A lower bound of what job `j` will use at its minimum size, known before placement:
 /// CPU, memory and milli-GPU always; whole GPUs of a model when the request allows exactly one.
-inline quota_vector demand_lower_bound(const job_spec& j, std::size_t dims) {
-  quota_vector v(dims, 0);
+/// Written into `v` (resized to `dims`), so a caller can reuse its buffer. O(groups x dims).
+inline void demand_lower_bound(const job_spec& j, std::size_t dims, quota_vector& v) {
+  v.assign(dims, 0);
   for (const auto& g : j.groups) {
     const auto n = g.minimum();
     v[0] += g.request.cpu.value() * n;
@@ -109,6 +110,12 @@ inline quota_vector demand_lower_bound(const job_spec& j, std::size_t dims) {
       }
     }
   }
+}
+
+/// @brief As above, returned as a new vector.
+inline quota_vector demand_lower_bound(const job_spec& j, std::size_t dims) {
+  quota_vector v;
+  demand_lower_bound(j, dims, v);
   return v;
 }
 
@@ -246,15 +253,23 @@ class quota_tree {
     }
   }
 
-  /// Sets usage to what `book`'s running jobs hold. O(nodes x dims + running tasks).
+  /// Sets usage to what `book`'s running jobs hold: each job's usage goes to its queue, then
+  /// cohorts are summed children first (the same result as charging job by job).
+  /// O(nodes x dims + running tasks).
   void recompute(const ledger& book) {
     clear_usage();
-    quota_vector v(dims_, 0);
     for (const auto& r : book.running()) {
-      if (queue_of(r.spec.tenant) < 0) continue;
-      std::fill(v.begin(), v.end(), 0);
-      add_usage(book.state(), r.tasks, v);
-      charge(r.spec.tenant, v);
+      const auto q = queue_of(r.spec.tenant);
+      if (q < 0) continue;
+      add_usage(book.state(), r.tasks, std::span<std::int64_t>(usage_).subspan(idx(q, 0), dims_));
+    }
+    for (const std::int32_t n : post_order_) {
+      const auto parent = at(n).parent;
+      if (parent < 0) continue;
+      for (std::size_t d = 0; d < dims_; ++d) {
+        usage_[idx(parent, d)] +=
+            std::max<std::int64_t>(0, usage_[idx(n, d)] - guaranteed_[idx(n, d)]);
+      }
     }
   }
 
@@ -284,6 +299,7 @@ class quota_tree {
       }
     }
     done[ni] = true;
+    post_order_.push_back(n);
   }
 
   std::size_t dims_ = 3;
@@ -291,6 +307,7 @@ class quota_tree {
   std::unordered_map<tenant_id, std::int32_t> queue_of_;
   std::vector<bool> governed_;
   std::vector<std::int64_t> subtree_, guaranteed_, usage_;
+  std::vector<std::int32_t> post_order_;  // every node after its children
 };
 
 /// @brief Builds a `quota_tree`. Nodes are added in any order (parents by name); limits apply to

@@ -25,7 +25,8 @@ gs::job_spec gang(unsigned id, int tasks, int gpus, int submit = 0,
   j.tenant = gs::tenant_id{tenant};
   j.submit = gs::at(gs::seconds(submit));
   if (duration_s) j.expected_duration = gs::seconds(*duration_s);
-  j.groups.push_back({"worker", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, tasks, -1});
+  j.groups.push_back(
+      {"worker", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, tasks, -1});
   return j;
 }
 const gs::decision& of(const gs::cycle_result& r, unsigned id) {
@@ -46,10 +47,11 @@ gs::ledger sixty_of_64_free(Pipe& p, gs::random_engine& g, std::optional<int> bl
 }  // namespace
 
 TEST_SUITE("policy/admission/gang") {
-  TEST_CASE("the seed scenario: a 64-rank gang on 60 free GPUs holds nothing, best effort and "
-            "EASY backfill let the small jobs behind it run, strict FIFO does not") {
-    for (auto mode : {gs::queueing::best_effort, gs::queueing::easy_backfill,
-                      gs::queueing::strict_fifo}) {
+  TEST_CASE(
+      "the seed scenario: a 64-rank gang on 60 free GPUs holds nothing, best effort and "
+      "EASY backfill let the small jobs behind it run, strict FIFO does not") {
+    for (auto mode :
+         {gs::queueing::best_effort, gs::queueing::easy_backfill, gs::queueing::strict_fifo}) {
       CAPTURE(static_cast<int>(mode));
       gs::random_engine g(1);
       auto p = gs::make_pipeline(gs::gang_admission{mode}, gs::gang_placement{});
@@ -77,8 +79,8 @@ TEST_SUITE("policy/admission/gang") {
 
   TEST_CASE("EASY backfill refuses a job that would delay the head's reservation, naming it") {
     gs::random_engine g(1);
-    auto p = gs::make_pipeline(gs::gang_admission{gs::queueing::easy_backfill},
-                               gs::gang_placement{});
+    auto p =
+        gs::make_pipeline(gs::gang_admission{gs::queueing::easy_backfill}, gs::gang_placement{});
     auto book = sixty_of_64_free(p, g, 3600);
     // job 3 runs 2 h on 8 GPUs: the head needs all 64 at t=3600, so job 3 would delay it
     const std::vector<gs::job_spec> pending = {gang(2, 64, 1, 1, 7200), gang(3, 1, 8, 2, 7200),
@@ -93,8 +95,9 @@ TEST_SUITE("policy/admission/gang") {
           "would delay the reservation of job 2 (starting at t=3600s)");
   }
 
-  TEST_CASE("a head that cannot get a reservation (its blockers have no estimate) blocks the "
-            "queue under backfill, so it cannot starve") {
+  TEST_CASE(
+      "a head that cannot get a reservation (its blockers have no estimate) blocks the "
+      "queue under backfill, so it cannot starve") {
     gs::random_engine g(1);
     auto p = gs::make_pipeline(gs::gang_admission{gs::queueing::easy_backfill});
     auto book = sixty_of_64_free(p, g, std::nullopt);
@@ -126,6 +129,77 @@ TEST_SUITE("policy/admission/gang") {
     CHECK(of(res, 4).why.code == gs::reason_code::reservation);
   }
 
+  TEST_CASE(
+      "EASY backfill admits a long job on a fragment the reserved head cannot use, "
+      "without a full what-if, and checks one that would take the head's GPUs in full") {
+    gs::random_engine g(1);
+    auto p = gs::make_pipeline(gs::gang_admission{gs::queueing::easy_backfill},
+                               gs::gang_placement{}, gs::no_preemption{});
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 8)));
+    // node 0: 4 GPUs held with no estimate (a fragment of 4); node 1: 8 GPUs until t=100
+    std::vector<gs::job_spec> first = {gang(1, 1, 4, 0), gang(9, 1, 8, 0, 100)};
+    p.schedule(book, first, {}, g);
+    REQUIRE(book.state().total_free_whole_gpus() == 4);
+    // head: 1 x 8 GPUs, reserved at t=100 on node 1; job 3: 2 GPUs for ~3 h lands on node 0's
+    // fragment; job 4: 2 GPUs more, also on the fragment
+    const std::vector<gs::job_spec> pending = {gang(2, 1, 8, 1, 600), gang(3, 1, 2, 2, 10'000),
+                                               gang(4, 1, 2, 3, 10'000)};
+    const auto res = p.schedule(book, pending, gs::at(gs::seconds(1)), g);
+    REQUIRE(p.admission().reservations().size() == 1);
+    CHECK(p.admission().reservations()[0].start == gs::at(gs::seconds(100)));
+    CHECK(of(res, 3).kind == gs::verdict::admit);
+    CHECK(of(res, 4).kind == gs::verdict::admit);
+    CHECK(p.admission().last_stats().fast_checks == 2);
+    CHECK(p.admission().last_stats().what_ifs == 0);
+    CHECK(gs::check_invariants(book).ok());
+  }
+
+  TEST_CASE("a job refused by the recorded state is checked by a full what-if") {
+    gs::random_engine g(1);
+    auto p = gs::make_pipeline(gs::gang_admission{gs::queueing::easy_backfill},
+                               gs::gang_placement{}, gs::no_preemption{});
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(3, 8)));
+    // node 0 busy until t=100, node 1 busy until t=200, node 2 idle
+    std::vector<gs::job_spec> first = {gang(1, 1, 8, 0, 100), gang(9, 1, 8, 0, 200)};
+    p.schedule(book, first, {}, g);
+    // head: 2 x 8 GPUs; at t=100 it fits on nodes 0 and 2 (recorded placement). Job 3 (8 GPUs,
+    // long) takes node 2: beside the record it does not fit, and the full what-if finds no
+    // other room at t=100 (node 1 still busy): refused, naming the head.
+    const std::vector<gs::job_spec> pending = {gang(2, 2, 8, 1, 600), gang(3, 1, 8, 2, 10'000)};
+    const auto res = p.schedule(book, pending, gs::at(gs::seconds(1)), g);
+    REQUIRE(p.admission().reservations().size() == 1);
+    CHECK(p.admission().reservations()[0].start == gs::at(gs::seconds(100)));
+    CHECK(of(res, 3).why.code == gs::reason_code::reservation);
+    CHECK(of(res, 3).why.related == gs::job_id{2});
+    CHECK(p.admission().last_stats().what_ifs == 1);
+    CHECK(p.admission().last_stats().fast_checks == 0);
+  }
+
+  TEST_CASE(
+      "conservative backfill finds a later gang's reservation beyond the first horizon "
+      "points when many jobs end before it can fit") {
+    gs::random_engine g(1);
+    gs::gang_admission adm{gs::queueing::conservative_backfill};
+    adm.horizon = 20;  // time points scanned for a later reservation
+    auto p = gs::make_pipeline(adm, gs::gang_placement{}, gs::no_preemption{});
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(4, 8)));
+    // 32 one-GPU jobs ending at t=10, 20, ..., 320 (node k holds the ones ending 80k+10..80k+80)
+    std::vector<gs::job_spec> load;
+    for (unsigned k = 0; k < 32; ++k) load.push_back(gang(100 + k, 1, 1, 0, 10 * (k + 1)));
+    p.schedule(book, load, {}, g);
+    REQUIRE(book.state().total_free_whole_gpus() == 0);
+    // job 2 needs 2 nodes: at t=160 (nodes 0 and 1 empty); job 3 needs 2 nodes too, beside
+    // job 2 (which runs 1000 s): at t=320, the 17th point from t=160 where it could first fit
+    // without reservations; a scan from the first end (t=10) would stop at t=200
+    const std::vector<gs::job_spec> pending = {gang(2, 2, 8, 1, 1000), gang(3, 2, 8, 2, 50)};
+    p.schedule(book, pending, gs::at(gs::seconds(1)), g);
+    const auto& rs = p.admission().reservations();
+    REQUIRE(rs.size() == 2);
+    CHECK(rs[0].start == gs::at(gs::seconds(160)));
+    CHECK(rs[1].job == gs::job_id{3});
+    CHECK(rs[1].start == gs::at(gs::seconds(320)));
+  }
+
   TEST_CASE("EASY backfill never delays the reserved head in a simulated timeline") {
     const auto seed = gs::seed_from_env(31);
     INFO("seed = " << seed);
@@ -140,9 +214,9 @@ TEST_SUITE("policy/admission/gang") {
         gs::ledger book(gs::cluster(cat, gs::testing::uniform_nodes(4, 8)));
         std::vector<gs::job_spec> pending;
         for (unsigned i = 1; i <= 25; ++i) {
-          auto j = gang(i, 1 + static_cast<int>(gs::uniform_index(g, 4)),
-                        1 << gs::uniform_index(g, 4), static_cast<int>(i),
-                        10 + static_cast<int>(gs::uniform_index(g, 200)));
+          auto j =
+              gang(i, 1 + static_cast<int>(gs::uniform_index(g, 4)), 1 << gs::uniform_index(g, 4),
+                   static_cast<int>(i), 10 + static_cast<int>(gs::uniform_index(g, 200)));
           pending.push_back(j);
         }
         std::map<gs::job_id, gs::sim_time> first_reservation, started;
@@ -150,7 +224,8 @@ TEST_SUITE("policy/admission/gang") {
         gs::sim_time now{};
         for (int step = 0; step < 200 && (!pending.empty() || !book.running().empty()); ++step) {
           const auto res = p.schedule(book, pending, now, g);
-          for (const auto& r : p.admission().reservations()) first_reservation.try_emplace(r.job, r.start);
+          for (const auto& r : p.admission().reservations())
+            first_reservation.try_emplace(r.job, r.start);
           for (const auto& d : res.decisions) {
             if (d.kind != gs::verdict::admit) continue;
             const auto& spec = *std::find_if(pending.begin(), pending.end(),
@@ -161,8 +236,9 @@ TEST_SUITE("policy/admission/gang") {
           std::erase_if(pending, [&](const gs::job_spec& j) { return book.is_running(j.id); });
           // advance to the next completion
           if (ends.empty()) break;
-          auto next = std::min_element(ends.begin(), ends.end(),
-                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+          auto next = std::min_element(ends.begin(), ends.end(), [](const auto& a, const auto& b) {
+            return a.second < b.second;
+          });
           now = next->second;
           for (auto it = ends.begin(); it != ends.end();) {
             if (it->second <= now) {
@@ -176,10 +252,9 @@ TEST_SUITE("policy/admission/gang") {
         }
         for (const auto& [job, reserved_at] : first_reservation) {
           REQUIRE_MESSAGE(started.contains(job), "job " << job.value() << " never started");
-          CHECK_MESSAGE(started[job] <= reserved_at, "job " << job.value() << " reserved for t="
-                                                            << gs::to_seconds(reserved_at)
-                                                            << " started at t="
-                                                            << gs::to_seconds(started[job]));
+          CHECK_MESSAGE(started[job] <= reserved_at,
+                        "job " << job.value() << " reserved for t=" << gs::to_seconds(reserved_at)
+                               << " started at t=" << gs::to_seconds(started[job]));
           ++heads_checked;
         }
       }
@@ -272,7 +347,8 @@ TEST_SUITE("policy/admission/quota") {
     unsigned next = 1;
     for (int cycle = 0; cycle < 300; ++cycle) {
       for (auto k = gs::uniform_index(g, 3); k > 0; --k) {
-        pending.push_back(gs::testing::random_job(g, cat, gs::job_id{next++}, gs::at(gs::seconds(cycle))));
+        pending.push_back(
+            gs::testing::random_job(g, cat, gs::job_id{next++}, gs::at(gs::seconds(cycle))));
       }
       std::vector<gs::job_id> done;
       for (const auto& r : book.running()) {

@@ -22,7 +22,16 @@
 /// points considered: the expected ends of running jobs (start + expected duration; a job past
 /// its expected end counts as ending now) and, for conservative backfill, the ends of earlier
 /// reservations. The first reservation's time is found by bisection over the releases in end
-/// order; later ones scan at most `horizon` time points.
+/// order (the evictions kept between probes, so O(releases) evictions in all); a later one
+/// finds the earliest time its gang would fit without reservations the same way, then scans
+/// at most `horizon` time points from there (reservations only take room away).
+///
+/// Checking a candidate (`approve`): when a reservation is made, the state at its start is
+/// recorded (running jobs that have not ended by then, the reservations active then at the
+/// placements found); jobs admitted later in the cycle are added to the record. A candidate
+/// whose placement fits beside the record cannot delay that reservation (its recorded
+/// placement stays free), so it passes without a what-if; otherwise a full what-if (evict the
+/// releases up to the start, place the active reservations again) decides.
 ///
 /// Jobs without a duration estimate are handled conservatively: a running job without one is
 /// never counted on to end (unless `default_duration` is set, like Slurm's DefaultTime), and a
@@ -44,8 +53,10 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <unordered_map>
+#include <utility>  // std::move, std::cmp_less
 #include <vector>
 
 #include "gpusched/config.hpp"
@@ -78,6 +89,12 @@ struct reservation {
   sim_time end{};  ///< start + expected duration (`sim_time::max()` when unknown)
 };
 
+/// @brief How backfill checks went in the last cycle (see `gang_admission::last_stats`).
+struct backfill_stats {
+  std::int64_t fast_checks = 0;  ///< candidate fitted beside a reservation's recorded state
+  std::int64_t what_ifs = 0;     ///< candidate checked with a full what-if at a reservation
+};
+
 /// @brief All-or-nothing gang admission; see the file documentation.
 class gang_admission {
  public:
@@ -108,11 +125,15 @@ class gang_admission {
 
   /// The reservations made this cycle, in the order they were made.
   [[nodiscard]] const std::vector<reservation>& reservations() const noexcept { return reserved_; }
+  /// Counts of this cycle's backfill checks (fast or full what-if).
+  [[nodiscard]] const backfill_stats& last_stats() const noexcept { return stats_; }
 
   void begin_cycle(const schedule_context& /*ctx*/) {
     ++cycle_;
     reserved_.clear();
     specs_.clear();
+    future_.clear();
+    stats_ = {};
     releases_valid_ = false;
   }
 
@@ -121,8 +142,8 @@ class gang_admission {
     if (backoff.base > 0) {
       const auto it = failures_.find(j.id);
       if (it != failures_.end() && backoff.limit > 0 && it->second.count >= backoff.limit) {
-        return {verdict::reject, reason{reason_code::backoff, resource_kind::none,
-                                        it->second.count, 0, -1, {}, {}}};
+        return {verdict::reject,
+                reason{reason_code::backoff, resource_kind::none, it->second.count, 0, -1, {}, {}}};
       }
       if (it != failures_.end() && waiting(ctx, it->second)) {
         reason why{reason_code::backoff, resource_kind::none, it->second.count, 0, -1, {}, {}};
@@ -138,7 +159,8 @@ class gang_admission {
   }
 
   /// Checks, after `j` was placed tentatively in `tx`, that starting it now delays no
-  /// reservation. O(reservations x (releases + placements)) when `j` outlives a reservation.
+  /// reservation. Per reservation that `j` outlives: O(tasks x log nodes) when `j` fits beside
+  /// the recorded state, else O(releases + placements).
   [[nodiscard]] admission_verdict approve(const schedule_context& ctx, const job_spec& j,
                                           ledger::transaction& tx, const admission_tools& tools) {
     if (reserved_.empty()) return {verdict::admit, {}};
@@ -147,8 +169,14 @@ class gang_admission {
       return {verdict::admit, {}};
     }
     const sim_time end = end_of(ctx.now(), j);
-    for (const auto& r : reserved_) {
+    for (std::size_t i = 0; i < reserved_.size(); ++i) {
+      const auto& r = reserved_[i];
       if (r.start >= end) continue;  // j is gone by then
+      if (fits_beside(future_[i], tx.placed())) {
+        ++stats_.fast_checks;
+        continue;
+      }
+      ++stats_.what_ifs;
       if (!holds_at(ctx, r.start, tx, tools)) {
         return {verdict::defer,
                 reason{reason_code::reservation, resource_kind::none, 0, 0, -1, r.job, r.start}};
@@ -159,6 +187,21 @@ class gang_admission {
 
   void on_committed(const schedule_context& ctx, const decision& d) {
     failures_.erase(d.job);
+    if (const auto* run = ctx.book().find(d.job)) {
+      // keep the reservations' recorded states in step: the new job runs in those before its end
+      const sim_time end = end_of(run->start, run->spec);
+      for (auto& f : future_) {
+        if (!f.valid || end <= f.at) continue;
+        auto t = f.book.begin();
+        bool ok = true;
+        for (const auto& a : run->tasks) ok = ok && t.place(a);
+        if (ok) {
+          t.commit(run->spec, run->start);
+        } else {
+          f.valid = false;  // ~t rolls back; approve() uses full what-ifs for this reservation
+        }
+      }
+    }
     if (!releases_valid_) return;
     // keep the release list in step: the new job may end at a known time; victims are gone
     for (job_id v : d.victims) {
@@ -285,6 +328,27 @@ class gang_admission {
                   : ctx.now().time_since_epoch().count() + wait;
   }
 
+  /// The state at a reservation's start as recorded when it was made: running jobs that have
+  /// not ended by then (their expected ends), the reservations active then at the placements
+  /// found, and the jobs admitted since. Invalid when a later change could not be recorded.
+  struct future_state {
+    sim_time at{};
+    ledger book;
+    bool valid = false;
+  };
+
+  /// Fast path of `approve`: whether `placed` fits beside everything `f` records (then every
+  /// reservation active at `f.at` keeps its recorded placement). Victims and shrinks only free
+  /// resources, so ignoring them errs on the safe side. O(tasks x log nodes).
+  static bool fits_beside(future_state& f, std::span<const task_allocation> placed) {
+    if (!f.valid) return false;
+    auto t = f.book.begin();
+    for (const auto& a : placed) {
+      if (!t.place(a)) return false;
+    }
+    return true;  // ~t rolls back
+  }
+
   [[nodiscard]] const reservation* find_reservation(job_id id) const noexcept {
     for (const auto& r : reserved_) {
       if (r.job == id) return &r;
@@ -360,21 +424,54 @@ class gang_admission {
       tx.rollback_to(sp);
       return ok;
     };
-    std::optional<sim_time> when;
-    if (reserved_.empty()) {
-      // Bisection over how many releases happen: more releases never make the head fit less.
-      std::size_t lo = 0, hi = releases_.size() + 1;  // lo: releases known too few
-      auto fits_after = [&](std::size_t k) { return feasible(releases_[k - 1].at); };
-      // find the smallest k in 1..n with fits_after(k)
-      if (!releases_.empty() && fits_after(releases_.size())) {
-        hi = releases_.size();
-        while (hi - lo > 1) {
-          const auto mid = lo + (hi - lo) / 2;
-          (fits_after(mid) ? hi : lo) = mid;
-        }
-        when = releases_[hi - 1].at;
+    // The earliest time `j` fits once running jobs end, ignoring reservations: bisection over
+    // how many releases happen (more releases never make it fit less). The evictions stay in
+    // `tx` between probes and are undone to savepoints, so the whole search evicts
+    // O(releases) jobs rather than O(releases x log releases).
+    std::optional<sim_time> earliest;
+    prefix_.clear();
+    prefix_.push_back(tx.mark());              // prefix_[i]: after evicting releases_[0..i)
+    auto evict_through = [&](std::size_t k) {  // releases_[0..k) and ties of releases_[k-1]
+      if (k == 0) {
+        tx.rollback_to(prefix_.front());
+        prefix_.resize(1);
+        return;
       }
-    } else {
+      std::size_t end = k;
+      while (end < releases_.size() && releases_[end].at == releases_[k - 1].at) ++end;
+      if (end + 1 < prefix_.size()) {
+        tx.rollback_to(prefix_[end]);
+        prefix_.resize(end + 1);
+      }
+      for (std::size_t i = prefix_.size() - 1; i < end; ++i) {
+        const job_id id = releases_[i].job;
+        if (ctx.book().is_running(id) && !tx.is_evicted(id)) tx.evict(id);
+        prefix_.push_back(tx.mark());
+      }
+    };
+    auto fits_after = [&](std::size_t k) {
+      evict_through(k);
+      const auto sp = tx.mark();
+      const bool ok = tools.place(j, tx).placed;
+      tx.rollback_to(sp);
+      return ok;
+    };
+    std::size_t lo = 0, hi = releases_.size() + 1;  // lo: releases known too few
+    // find the smallest k in 1..n with fits_after(k)
+    if (!releases_.empty() && fits_after(releases_.size())) {
+      hi = releases_.size();
+      while (hi - lo > 1) {
+        const auto mid = lo + (hi - lo) / 2;
+        (fits_after(mid) ? hi : lo) = mid;
+      }
+      earliest = releases_[hi - 1].at;
+    }
+    std::optional<sim_time> when;
+    if (earliest && reserved_.empty()) {
+      when = earliest;
+    } else if (earliest) {
+      // Reservations only take room away, so scan from `earliest`: the releases and the
+      // reservations' ends, at most `horizon` points, for one where `j` fits beside them.
       std::vector<sim_time> points;
       for (const auto& r : releases_) points.push_back(r.at);
       for (const auto& r : reserved_) {
@@ -382,17 +479,37 @@ class gang_admission {
       }
       std::sort(points.begin(), points.end());
       points.erase(std::unique(points.begin(), points.end()), points.end());
-      for (std::size_t k = 0; k < points.size() && std::cmp_less(k, horizon); ++k) {
-        if (feasible(points[k])) {
-          when = points[k];
+      const auto from = std::lower_bound(points.begin(), points.end(), *earliest);
+      for (auto it = from; it != points.end() && std::cmp_less(it - from, horizon); ++it) {
+        // keep the releases up to this point evicted (points ascend): state_at adds none
+        const release upto{*it, job_id{std::numeric_limits<job_id::rep>::max()}};
+        evict_through(static_cast<std::size_t>(
+            std::upper_bound(releases_.begin(), releases_.end(), upto) - releases_.begin()));
+        if (feasible(*it)) {
+          when = *it;
           break;
         }
       }
     }
-    tx.rollback();
     if (!when) return false;
-    reserved_.push_back({j.id, *when, end_of(*when, j)});
+    const reservation made{j.id, *when, end_of(*when, j)};
+    // Record the state at its start (for approve's fast path); earlier records that the new
+    // reservation overlaps no longer show it, so they are dropped.
+    tx.rollback();
+    future_state f{*when, ledger{}, false};
+    {
+      auto at_start = tools.begin();
+      if (state_at(ctx, *when, at_start, tools, &j)) {
+        f.book = ledger(at_start.state());
+        f.valid = true;
+      }
+    }  // ~at_start rolls back
+    for (auto& other : future_) {
+      if (made.start <= other.at && other.at < made.end) other.valid = false;
+    }
+    reserved_.push_back(made);
     specs_.push_back(&j);
+    future_.push_back(std::move(f));
     return true;
   }
 
@@ -402,6 +519,9 @@ class gang_admission {
   std::vector<const job_spec*> specs_;  // the reserved jobs (pending, valid during a cycle)
   std::vector<release> releases_;
   bool releases_valid_ = false;
+  std::vector<ledger::transaction::savepoint> prefix_;  // reserve(): evicted release prefixes
+  std::vector<future_state> future_;                    // per reservation, same order
+  backfill_stats stats_;
 };
 
 static_assert(admission_policy<gang_admission>);

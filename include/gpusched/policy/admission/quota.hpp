@@ -10,14 +10,27 @@
 /// after the tentative placement (`approve`), the exact usage of what was placed (GPUs counted
 /// per model they landed on) must fit, with any victims' usage returned first. Usage is
 /// recomputed from the ledger at the start of every cycle (so releases between cycles count
-/// exactly) and kept in step with every commit during the cycle.
+/// exactly) and kept in step with every commit during the cycle. Tenants without a queue in the
+/// tree are not limited.
 ///
-/// Tenants without a queue in the tree are not limited. An elastic gang is checked at the size
-/// the placement policy chose (the largest that fits the cluster): if that size exceeds the
-/// quota the gang is deferred, not shrunk further.
-/// Complexity: O(dims x tree depth) per check; O(running tasks) per cycle for the recompute.
+/// Elastic gangs (Kueue's partial admission): the quota is checked on what the placement
+/// actually granted (the placement policy may already have chosen a reduced size to fit the
+/// cluster). If that is over quota and the gang can shrink further, the largest size that fits
+/// both the cluster and the quota is admitted: sizes are reductions `x` of the full gang,
+/// spread over the elastic groups as `reduced_sizes(j, x)` does (policy/placement/gang.hpp),
+/// each placed again with the pipeline's placement policy in the same transaction and checked
+/// exactly; `x` is found by bisection between the granted size and the minimum, assuming that
+/// a smaller gang fits (cluster and quota) whenever a larger one does. The decision's placement
+/// shows the size admitted; a gang over quota even at its minimum is deferred with the
+/// shortfall at its minimum. The inner policy's `approve` (backfill reservations) then judges
+/// the final placement.
+/// Complexity: O(dims x tree depth) per check; an elastic gang shrunk for quota costs
+/// O(log(max - min)) placements; O(running tasks) per cycle for the recompute.
 #pragma once
 
+#include <algorithm>  // std::fill
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>  // std::move
@@ -25,6 +38,7 @@
 #include "gpusched/config.hpp"
 #include "gpusched/policy/admission/gang.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/placement/gang.hpp"  // reduced_sizes
 #include "gpusched/workload/quota.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
@@ -90,29 +104,29 @@ class quota_admission {
   [[nodiscard]] admission_verdict admit(const schedule_context& ctx, const job_spec& j) {
     admission_verdict v = inner_.admit(ctx, j);
     if (v.kind != verdict::admit) return v;
-    if (const auto s = tree_.check(j.tenant, demand_lower_bound(j, tree_.dims()))) {
+    demand_lower_bound(j, tree_.dims(), buffer_);
+    if (const auto s = tree_.check(j.tenant, buffer_)) {
       return {verdict::defer, over_quota_reason(*s)};
     }
     return v;
   }
 
+  /// After the tentative placement in `tx`: the exact quota check (shrinking an elastic gang
+  /// until it fits, see the file documentation), then the inner policy's `approve`.
   [[nodiscard]] admission_verdict approve(const schedule_context& ctx, const job_spec& j,
                                           ledger::transaction& tx, const admission_tools& tools) {
-    if constexpr (requires { inner_.approve(ctx, j, tx, tools); }) {
-      const auto v = inner_.approve(ctx, j, tx, tools);
-      if (v.kind != verdict::admit) return v;
-    } else if constexpr (requires { inner_.approve(ctx, j, tx); }) {
-      const auto v = inner_.approve(ctx, j, tx);
-      if (v.kind != verdict::admit) return v;
-    }
-    // Exact usage of the tentative placement, with victims' usage returned for the check.
-    quota_vector mine(tree_.dims(), 0);
-    add_usage(tx.state(), tx.placed(), mine);
-    for_victims(ctx, tx, -1);
-    const auto s = tree_.check(j.tenant, mine);
+    for_victims(ctx, tx, -1);  // victims' usage is returned for the checks
+    auto s = placed_shortfall(j, tx);
+    if (s && is_elastic(j)) s = shrink_to_quota(j, tx, tools, *s);
     for_victims(ctx, tx, +1);
     if (s) return {verdict::defer, over_quota_reason(*s)};
-    return {verdict::admit, {}};
+    if constexpr (requires { inner_.approve(ctx, j, tx, tools); }) {
+      return inner_.approve(ctx, j, tx, tools);
+    } else if constexpr (requires { inner_.approve(ctx, j, tx); }) {
+      return inner_.approve(ctx, j, tx);
+    } else {
+      return {verdict::admit, {}};
+    }
   }
 
   void on_committed(const schedule_context& ctx, const decision& d) {
@@ -142,19 +156,81 @@ class quota_admission {
   }
 
  private:
+  static bool is_elastic(const job_spec& j) noexcept {
+    for (const auto& g : j.groups) {
+      if (g.elastic()) return true;
+    }
+    return false;
+  }
+
+  /// The quota shortfall of what `tx` placed, if any. O(grants + dims x depth).
+  std::optional<quota_shortfall> placed_shortfall(const job_spec& j,
+                                                  const ledger::transaction& tx) {
+    buffer_.assign(tree_.dims(), 0);
+    add_usage(tx.state(), tx.placed(), buffer_);
+    return tree_.check(j.tenant, buffer_);
+  }
+
+  /// Replaces the over-quota placement of elastic `j` in `tx` by the largest size that fits the
+  /// cluster and the quota; nullopt when one was placed, else the shortfall (at the minimum
+  /// size when that places, otherwise the granted size's). Victims stay evicted.
+  std::optional<quota_shortfall> shrink_to_quota(const job_spec& j, ledger::transaction& tx,
+                                                 const admission_tools& tools,
+                                                 const quota_shortfall& why) {
+    std::int64_t slack = 0;
+    for (const auto& g : j.groups) slack += g.count - g.minimum();
+    // The placement holds only `j`'s tasks (evictions and shrinks come before it): undo to
+    // here to try other sizes. `granted`: the reduction the placement chose, over quota.
+    const auto granted =
+        std::max<std::int64_t>(0, j.task_count() - static_cast<std::int64_t>(tx.placed().size()));
+    if (granted >= slack) return why;
+    const ledger::transaction::savepoint before{0, tx.shrunk().size(), tx.evicted().size()};
+    sized_ = j;
+    auto try_reduction = [&](std::int64_t x) -> std::optional<quota_shortfall> {
+      tx.rollback_to(before);
+      const auto sizes = reduced_sizes(j, x);
+      for (std::size_t g = 0; g < sized_.groups.size(); ++g) {
+        sized_.groups[g].count = sizes[g];
+        sized_.groups[g].min_count = -1;  // exactly this size
+      }
+      if (!tools.place(sized_, tx).placed) {
+        tx.rollback_to(before);
+        return why;  // does not fit the cluster at this size: treated as too large
+      }
+      return placed_shortfall(j, tx);
+    };
+    if (auto at_min = try_reduction(slack)) return at_min;
+    std::int64_t lo = granted;  // over quota (or not placeable)
+    std::int64_t hi = slack;    // fits; `tx` holds this size
+    bool holds_hi = true;
+    while (hi - lo > 1) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (!try_reduction(mid)) {
+        hi = mid;
+        holds_hi = true;
+      } else {
+        lo = mid;
+        holds_hi = false;
+      }
+    }
+    if (!holds_hi && try_reduction(hi)) return why;  // not monotone after all: give up
+    return std::nullopt;
+  }
+
   void for_victims(const schedule_context& ctx, const ledger::transaction& tx, std::int64_t sign) {
-    quota_vector v(tree_.dims(), 0);
     for (job_id id : tx.evicted()) {
       const auto* r = ctx.book().find(id);
       if (r == nullptr) continue;
-      std::fill(v.begin(), v.end(), 0);
-      add_usage(ctx.state(), r->tasks, v);
-      tree_.charge(r->spec.tenant, v, sign);
+      victim_.assign(tree_.dims(), 0);
+      add_usage(ctx.state(), r->tasks, victim_);
+      tree_.charge(r->spec.tenant, victim_, sign);
     }
   }
 
   quota_tree tree_;
   Inner inner_;
+  quota_vector buffer_, victim_;  // reused: no allocation per check once warmed up
+  job_spec sized_;                // an elastic gang at a trial size
 };
 
 static_assert(admission_policy<quota_admission<>>);
