@@ -4,6 +4,12 @@
 //  BM_CheckpointAware/<nodes>   full clusters of 8-GPU nodes with 10 running jobs per node
 //                               (6 x 1 GPU, 4 x half a GPU), priorities 0..3; an urgent job
 //                               needs one whole node. 1000 nodes = 10,000 running jobs.
+//                               Every node is helpful, so the screen (the `screen_nodes`
+//                               option) decides which nodes are searched; counter
+//                               lost_vs_unscreened: the plan's lost work over that of the
+//                               same policy with screening off (1 = no loss of quality).
+//  BM_CheckpointAwareUnscreened/<nodes>  the same with `screen_nodes = 0` (every helpful node
+//                               searched), for comparison.
 //  BM_CheckpointAwareGang/<n>   the same, the urgent job is a gang of 4 x 8 GPUs.
 //  BM_KubeDefault/<nodes>       the kube-scheduler baseline on the same clusters.
 //  BM_ExactSearch/<candidates>  the exact search with k candidates (4 nodes, 1-2 GPU jobs).
@@ -78,14 +84,49 @@ void select_loop(benchmark::State& state, Policy& policy, gs::ledger& book,
   state.SetComplexityN(static_cast<std::int64_t>(book.running().size()));
 }
 
+/// Lost work of `policy`'s plan over that of the same policy without screening.
+double lost_vs_unscreened(gs::checkpoint_aware_preemption& policy, gs::ledger& book,
+                          const gs::job_spec& pre) {
+  gs::random_engine g(1);
+  const gs::schedule_context ctx(book, t_now, g);
+  gs::testing::first_fit_probe probe{&book, &pre, t_now};
+  auto o = policy.options();
+  o.screen_nodes = 0;
+  gs::checkpoint_aware_preemption full(o);
+  const auto a = policy.select(ctx, pre, gs::fit_probe(probe));
+  const auto b = full.select(ctx, pre, gs::fit_probe(probe));
+  return a.lost_gpu_seconds / b.lost_gpu_seconds;
+}
+
 void BM_CheckpointAware(benchmark::State& state) {
   auto book = full_cluster(static_cast<std::size_t>(state.range(0)), 42);
   const auto pre = gs::testing::whole_gpu_job(1'000'000, 1, 8, 10);
   gs::checkpoint_aware_preemption policy;
   select_loop(state, policy, book, pre);
   state.counters["candidates"] = static_cast<double>(policy.last_stats().candidates);
+  state.counters["screened_out"] = static_cast<double>(policy.last_stats().screened_out);
+  state.counters["lost_vs_unscreened"] = lost_vs_unscreened(policy, book, pre);
 }
 BENCHMARK(BM_CheckpointAware)
+    ->Arg(30)
+    ->Arg(100)
+    ->Arg(300)
+    ->Arg(1000)
+    ->Arg(3000)
+    ->Unit(benchmark::kMicrosecond)
+    ->Complexity(benchmark::oN);
+
+void BM_CheckpointAwareUnscreened(benchmark::State& state) {
+  auto book = full_cluster(static_cast<std::size_t>(state.range(0)), 42);
+  const auto pre = gs::testing::whole_gpu_job(1'000'000, 1, 8, 10);
+  gs::checkpoint_aware_options o;
+  o.screen_nodes = 0;
+  gs::checkpoint_aware_preemption policy(o);
+  select_loop(state, policy, book, pre);
+  state.counters["candidates"] = static_cast<double>(policy.last_stats().candidates);
+}
+BENCHMARK(BM_CheckpointAwareUnscreened)
+    ->Arg(30)
     ->Arg(100)
     ->Arg(300)
     ->Arg(1000)
@@ -97,11 +138,15 @@ void BM_CheckpointAwareGang(benchmark::State& state) {
   const auto pre = gs::testing::whole_gpu_job(1'000'000, 4, 8, 10);
   gs::checkpoint_aware_preemption policy;
   select_loop(state, policy, book, pre);
+  state.counters["screened_out"] = static_cast<double>(policy.last_stats().screened_out);
+  state.counters["lost_vs_unscreened"] = lost_vs_unscreened(policy, book, pre);
 }
 BENCHMARK(BM_CheckpointAwareGang)
+    ->Arg(30)
     ->Arg(100)
     ->Arg(300)
     ->Arg(1000)
+    ->Arg(3000)
     ->Unit(benchmark::kMicrosecond)
     ->Complexity(benchmark::oN);
 

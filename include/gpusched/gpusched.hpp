@@ -43,6 +43,7 @@
 #include "gpusched/policy/preemption/cost.hpp"
 #include "gpusched/policy/preemption/kube_default.hpp"
 #include "gpusched/policy/preemption/priority.hpp"
+#include "gpusched/policy/preemption/quota_tree_view.hpp"
 #include "gpusched/resource/gpu_model.hpp"
 #include "gpusched/resource/mig_catalog.hpp"
 #include "gpusched/resource/mig_reconfigure.hpp"

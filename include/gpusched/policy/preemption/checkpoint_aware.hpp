@@ -53,9 +53,21 @@
 ///    that finds nothing, more plans until the probe passes, then a reprieve pass (drop the
 ///    most expensive victims while the preemptor still fits). Its optimality gap is measured
 ///    in `benchmarks/preemption/preemption_select.bench.cpp`.
-/// Complexity: O(R + T + N x G) for R running jobs with T tasks on N nodes and G preemptor
-/// groups, plus the search: O(2^k (log 2^k + k x G)) worst case for k <= exact_limit
-/// candidates, typically a few subsets. No allocation once warmed up (scratch is reused).
+/// 5. Screening (large instances, the `screen_nodes` option): when more than `screen_nodes`
+///    + 2 x (preemptor tasks) nodes are helpful, every helpful node's plan of step 4 is
+///    estimated from compact copies made in the one pass over the running jobs (each job's
+///    eviction and shrink costs computed once, in that pass, while it is in cache; per node,
+///    its tasks' options sorted by cost per GPU freed until the node hosts one more task),
+///    and only the nodes with the cheapest estimates per task gained are searched (options
+///    are built for their jobs only). If they give no plan (e.g. set-level quota or
+///    fair-share conditions rule their victims out), all helpful nodes are searched:
+///    screening never turns a feasible preemption into none. `last_stats()` reports
+///    `screened_out` and `rescanned`; the benchmark reports the lost work against screening
+///    off.
+/// Complexity: O(R + T log T + N x G) for R running jobs with T tasks on N nodes and G
+/// preemptor groups, plus the search: O(2^k (log 2^k + k x G)) worst case for
+/// k <= exact_limit candidates, typically a few subsets; with screening the search sees only
+/// the candidates on the screened nodes. No allocation once warmed up (scratch is reused).
 ///
 /// The plan gives each victim's action (requeue from checkpoint, suspend, shrink to N, signal
 /// then wait) and cost, the total lost GPU-seconds, and the preemptor's placement in the
@@ -65,6 +77,7 @@
 
 #include <algorithm>  // std::sort, std::push_heap, std::pop_heap, std::min, std::max
 #include <bit>        // std::popcount
+#include <cmath>      // std::isnan
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -118,15 +131,17 @@ using domain_function = std::function<std::uint32_t(const cluster&, node_index)>
 
 /// @brief What the last `select` did (for tests, benchmarks and explanations).
 struct preemption_search_stats {
-  std::size_t running = 0;     ///< running jobs scanned
-  std::size_t admissible = 0;  ///< admissible victims (before pruning)
-  std::size_t candidates = 0;  ///< candidate jobs on helpful nodes (after pruning)
-  std::size_t options = 0;     ///< candidate options (evict, shrink)
-  std::size_t domains = 0;     ///< domains searched
-  std::size_t subsets = 0;     ///< subsets enumerated by the exact search
-  std::size_t probes = 0;      ///< fit probes made
-  bool exact = true;           ///< the result is a proven minimum (exact search completed)
-  bool used_recent = false;    ///< thrash protection had to be lifted
+  std::size_t running = 0;       ///< running jobs scanned
+  std::size_t admissible = 0;    ///< admissible victims (before pruning)
+  std::size_t candidates = 0;    ///< candidate jobs on helpful nodes (after pruning)
+  std::size_t options = 0;       ///< candidate options (evict, shrink)
+  std::size_t domains = 0;       ///< domains searched
+  std::size_t subsets = 0;       ///< subsets enumerated by the exact search
+  std::size_t probes = 0;        ///< fit probes made
+  bool exact = true;             ///< the result is a proven minimum (exact search completed)
+  bool used_recent = false;      ///< thrash protection had to be lifted
+  std::size_t screened_out = 0;  ///< helpful nodes the screen left out (0: no screening)
+  bool rescanned = false;        ///< the screened nodes gave no plan: all nodes were searched
 };
 
 /// @brief Options of `checkpoint_aware_preemption`; see the file documentation.
@@ -144,6 +159,11 @@ struct checkpoint_aware_options {
   std::size_t max_probes = 64;   ///< probes per select
   std::size_t enumeration_budget = 1u << 22;  ///< subsets per exact search
   std::size_t heuristic_budget = 256;         ///< subsets for the exact step inside the heuristic
+  /// Screening of large instances: when more than `screen_nodes` + 2 x (preemptor tasks)
+  /// nodes are helpful, only that many are searched, those whose cheapest single-node
+  /// eviction plan costs least per preemptor task; all are searched if they give no plan.
+  /// 0: never screen.
+  std::size_t screen_nodes = 16;
 };
 
 namespace detail {
@@ -186,7 +206,6 @@ struct ca_item {
   std::uint32_t eff_begin = 0, eff_end = 0;  ///< effects on helpful slots
   std::uint32_t ord_begin = 0, ord_end = 0;  ///< shrink orders
   ca_res total;                              ///< everything released (all nodes)
-  double useful = 0;                         ///< GPU-equivalents released on helpful slots
 };
 struct ca_slot {
   node_index node;
@@ -204,6 +223,19 @@ struct ca_plan {
   double cost = 0;
   double gain = 0;  ///< tasks the node gains
   std::uint32_t begin = 0, end = 0;
+};
+struct ca_screen_entry {
+  double key = 0;          ///< cost per milli-GPU the task frees
+  double cost = 0;         ///< the job's eviction cost
+  std::uint32_t job = 0;   ///< index into the admissible jobs
+  std::uint32_t task = 0;  ///< index into their tasks
+};
+/// A task of an admissible job, copied in the one pass over the running jobs.
+struct ca_task {
+  std::uint32_t node = 0, job = 0;               ///< node position; index into admissible jobs
+  std::uint32_t grant_begin = 0, grant_end = 0;  ///< its non-MIG grants
+  ca_res freed;             ///< what it frees (`whole`: its non-MIG GPUs, an upper bound)
+  bool shrinkable = false;  ///< released when the job shrinks to its minimum
 };
 struct ca_heap_node {
   double cost;
@@ -240,6 +272,9 @@ class checkpoint_aware_preemption {
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "checkpoint-aware"; }
   [[nodiscard]] const checkpoint_aware_options& options() const noexcept { return opt_; }
   [[nodiscard]] const preemption_search_stats& last_stats() const noexcept { return stats_; }
+  /// Replaces the quota view (`options().quotas`), e.g. with `quota_view_of(tree)` of a tree
+  /// that lives in the same pipeline (`policy/preemption/quota_tree_view.hpp`).
+  void set_quotas(quota_view q) { opt_.quotas = std::move(q); }
 
   /// Records that `id` was preempted at `when` (for thrash protection). O(1) amortised.
   void note_preempted(job_id id, sim_time when) {
@@ -276,9 +311,14 @@ class checkpoint_aware_preemption {
     forget_old(ctx.now());
     preemptor_tenant_ = j.tenant;
     prepare_demand(j);
-    scan(ctx, j);
+    scan(ctx, j, opt_.screen_nodes > 0);
     preemption_plan plan;
     bool found = search(false, plan);
+    if (!found && stats_.screened_out > 0) {
+      stats_.rescanned = true;
+      scan(ctx, j, false);
+      found = search(false, plan);
+    }
     if (!found && has_recent_) {
       stats_.used_recent = true;
       found = search(true, plan);
@@ -334,6 +374,8 @@ class checkpoint_aware_preemption {
       demand_.push_back(d);
     }
     preemptor_milli_ = j.milli_gpus();
+    preemptor_tasks_ = 0;
+    for (const auto& d : demand_) preemptor_tasks_ += static_cast<std::size_t>(d.count);
   }
 
   /// Tasks of group `g` one node could host with resources `r` (not capped at the group's
@@ -432,7 +474,7 @@ class checkpoint_aware_preemption {
     return true;
   }
 
-  void scan(const schedule_context& ctx, const job_spec& j) {
+  void scan(const schedule_context& ctx, const job_spec& j, bool screen) {
     const cluster& c = ctx.state();
     const sim_time now = ctx.now();
     single_domain_ = opt_.needs_single_domain && opt_.needs_single_domain(j);
@@ -454,20 +496,66 @@ class checkpoint_aware_preemption {
     // 1. admissible jobs and what they could free per node
     const auto running = ctx.book().running();
     stats_.running = running.size();
+    // One pass over the running jobs (the only one: later steps read the compact copies
+    // `adm_tasks_` and `adm_grants_`, so the cache lines of 10^4 jobs are loaded once).
     adm_.clear();
+    adm_cost_.clear();
+    adm_shrink_cost_.clear();
+    adm_task_begin_.clear();
+    adm_tasks_.clear();
+    adm_grants_.clear();
     for (const auto& r : running) {
       bool reclaim = false;
       if (!admissible(j, r, now, reclaim)) continue;
       adm_.push_back({&r, false, reclaim, 0, true});
+      adm_task_begin_.push_back(static_cast<std::uint32_t>(adm_tasks_.size()));
+      double gpus = 0;  // held_gpus(c, r.tasks), summed in the same order
       for (const auto& t : r.tasks) {
         const auto n = t.node.value();
         if (node_slot_[n] == npos) {
           node_slot_[n] = 0;
           touched_.push_back(t.node);
         }
-        node_acc_[n] += task_freed(t);
+        const res f = task_freed(t);
+        node_acc_[n] += f;
+        detail::ca_task ct{n, static_cast<std::uint32_t>(adm_.size() - 1),
+                           static_cast<std::uint32_t>(adm_grants_.size()), 0, f};
+        const auto first = c.first_gpu(t.node).value();
+        for (const auto& g : t.gpus) {
+          if (g.mig_slots == 0) {
+            adm_grants_.push_back({g.gpu.value() - first, g.milli.value()});
+            gpus += static_cast<double>(g.milli.value()) / 1000.0;
+          } else {
+            const auto slices = c.catalog()[c.gpu(g.gpu).model].mig.memory_slices;
+            gpus += slices == 0
+                        ? 0.0
+                        : static_cast<double>(std::popcount(static_cast<unsigned>(g.mig_slots))) /
+                              static_cast<double>(slices);
+          }
+        }
+        ct.grant_end = static_cast<std::uint32_t>(adm_grants_.size());
+        adm_tasks_.push_back(ct);
+      }
+      if (screen) {
+        // the eviction (and shrink) cost, while the job is in cache; bad data is reported
+        // (thrown) only if the job becomes a candidate, as without screening
+        double cost = std::numeric_limits<double>::quiet_NaN();
+        try {
+          cost = opt_.cost.evict_holding(gpus, r, now).lost_gpu_seconds;
+        } catch (const invalid_value_error&) {
+        }
+        double shrink = std::numeric_limits<double>::quiet_NaN();
+        if (opt_.allow_shrink && shrink_released(r, adm_task_begin_.back())) {
+          try {
+            shrink = opt_.cost.shrink(c, r, released_, now).lost_gpu_seconds;
+          } catch (const invalid_value_error&) {
+          }
+        }
+        adm_cost_.push_back(cost);
+        adm_shrink_cost_.push_back(shrink);
       }
     }
+    adm_task_begin_.push_back(static_cast<std::uint32_t>(adm_tasks_.size()));
     stats_.admissible = adm_.size();
     // 2. helpful nodes: where freeing everything raises what the node can host
     for (const node_index n : touched_) {
@@ -489,6 +577,10 @@ class checkpoint_aware_preemption {
       node_slot_[n.value()] = static_cast<std::uint32_t>(slots_.size());
       slots_.push_back({n, base, gpus, c.model(n), mig, domain(c, n)});
     }
+    // 2b. screening of large instances
+    if (screen && !single_domain_ && slots_.size() > opt_.screen_nodes + 2 * preemptor_tasks_) {
+      screen_slots(c, now, opt_.screen_nodes + 2 * preemptor_tasks_);
+    }
     slot_acc_.assign(slots_.size(), res{});
     slot_touched_mark_.assign(slots_.size(), 0);
     slot_gpu_acc_.assign(slots_.size() * max_gpus_per_node, 0);
@@ -499,24 +591,35 @@ class checkpoint_aware_preemption {
         if (!gs[i].mig_enabled) slot_gpu_base_[k * max_gpus_per_node + i] = gs[i].free.value();
       }
     }
+    slot_whole_base_.resize(slots_.size());
+    slot_whole_delta_.assign(slots_.size(), 0);
+    for (std::size_t k = 0; k < slots_.size(); ++k) {
+      std::int64_t n = 0;
+      const std::int32_t* base = &slot_gpu_base_[k * max_gpus_per_node];
+      for (std::size_t i = 0; i < max_gpus_per_node; ++i)
+        n += base[i] == whole_gpu_milli.value() ? 1 : 0;
+      slot_whole_base_[k] = n;
+    }
     // 3. base capacity per domain
     build_domains(c);
     // 4. candidates and their options
-    for (const auto& a : adm_) {
-      const running_job& r = *a.r;
+    for (std::size_t k = 0; k < adm_.size(); ++k) {
+      const auto& a = adm_[k];
       bool on_helpful = false;
       std::uint32_t dom = 0;
       bool first = true, one = true;
-      for (const auto& t : r.tasks) {
-        on_helpful = on_helpful || node_slot_[t.node.value()] != npos;
+      for (auto q = adm_task_begin_[k]; q < adm_task_begin_[k + 1]; ++q) {
+        const node_index n{adm_tasks_[q].node};
+        on_helpful = on_helpful || node_slot_[n.value()] != npos;
         if (single_domain_) {
-          const auto d = domain(c, t.node);
+          const auto d = domain(c, n);
           if (first) dom = d;
           one = one && d == dom;
           first = false;
         }
       }
       if (!on_helpful) continue;
+      const running_job& r = *a.r;
       detail::ca_job cj = a;
       cj.recent = recently_preempted(r.spec.id, now);
       cj.domain = dom;
@@ -531,6 +634,149 @@ class checkpoint_aware_preemption {
     stats_.candidates = jobs_.size();
     stats_.options = items_.size();
     for (const node_index n : touched_) node_slot_[n.value()] = npos;
+  }
+
+  /// Keeps the `keep` helpful slots whose cheapest single-node eviction plan (the heuristic's
+  /// node plan restricted to evictions of jobs not recently preempted) costs least per
+  /// preemptor task it makes room for (ties: slot order); the others stop being helpful.
+  /// O(T log T) for T admissible tasks on helpful nodes. Costs are computed once per job.
+  void screen_slots(const cluster& c, sim_time now, std::size_t keep) {
+    const std::size_t S = slots_.size(), G = demand_.size();
+    scr_begin_.assign(S + 1, 0);
+    for (const auto& t : adm_tasks_) {
+      const auto s = node_slot_[t.node];
+      if (s != npos) ++scr_begin_[s + 1];
+    }
+    for (std::size_t s = 0; s < S; ++s) scr_begin_[s + 1] += scr_begin_[s];
+    scr_entries_.resize(scr_begin_.back());
+    scr_fill_.assign(scr_begin_.begin(), scr_begin_.end() - 1);
+    for (std::uint32_t k = 0; k < adm_.size(); ++k) {
+      double cost = -1;
+      for (auto q = adm_task_begin_[k]; q < adm_task_begin_[k + 1]; ++q) {
+        const auto& t = adm_tasks_[q];
+        const auto s = node_slot_[t.node];
+        if (s == npos) continue;
+        if (cost < 0) {
+          const running_job& r = *adm_[k].r;
+          if (recently_preempted(r.spec.id, now)) break;
+          cost = adm_cost_[k];
+          if (std::isnan(cost)) cost = opt_.cost.evict(c, r, now).lost_gpu_seconds;  // throws
+        }
+        // the cheapest option that releases this task: a shrink releases only some tasks
+        const double own = t.shrinkable && adm_shrink_cost_[k] < cost ? adm_shrink_cost_[k] : cost;
+        const double gain =
+            static_cast<double>(t.freed.milli) + static_cast<double>(t.freed.slices) * 125.0;
+        scr_entries_[scr_fill_[s]++] = {own / std::max(gain, 1e-9), own, k, q};
+      }
+    }
+    scr_rank_.clear();
+    scr_stamp_.assign(adm_.size(), 0);
+    for (std::uint32_t s = 0; s < S; ++s) {
+      const auto lo = scr_begin_[s], hi = scr_fill_[s];  // recent jobs left gaps at the end
+      std::sort(scr_entries_.begin() + lo, scr_entries_.begin() + hi,
+                [](const detail::ca_screen_entry& x, const detail::ca_screen_entry& y) {
+                  if (x.key != y.key) return x.key < y.key;
+                  if (x.job != y.job) return x.job < y.job;
+                  return x.task < y.task;
+                });
+      const auto& sl = slots_[s];
+      const auto gs = c.gpus(sl.node);
+      std::int32_t free[max_gpus_per_node];
+      std::int64_t whole = 0;
+      for (std::size_t i = 0; i < max_gpus_per_node; ++i) {
+        free[i] = i < gs.size() && !gs[i].mig_enabled ? gs[i].free.value() : -(1 << 20);
+        whole += free[i] == whole_gpu_milli.value() ? 1 : 0;
+      }
+      // what the node needs to host one task more than now, per group (no division per step)
+      scr_next_.clear();
+      for (std::size_t g = 0; g < G; ++g) {
+        const auto& d = demand_[g];
+        const auto m = cap(d, sl.base, sl.gpus, sl.model, sl.mig) + 1;
+        scr_next_.push_back({d.kind == gpu_demand_kind::whole ? m * d.k : 0,
+                             d.kind == gpu_demand_kind::share ? m * d.k : 0,
+                             d.kind == gpu_demand_kind::mig ? m * d.k : 0, m * d.cpu, m * d.mem});
+      }
+      res acc = sl.base;
+      double cost = 0, ratio = std::numeric_limits<double>::infinity();
+      for (auto k = lo; k < hi; ++k) {
+        const auto& e = scr_entries_[k];
+        if (scr_stamp_[e.job] == s + 1) continue;  // one entry per job, as in the node plans
+        scr_stamp_[e.job] = s + 1;
+        const auto& t = adm_tasks_[e.task];
+        res f = t.freed;
+        f.whole = 0;
+        acc += f;
+        for (auto q = t.grant_begin; q < t.grant_end; ++q) {
+          const auto i = adm_grants_[q].gpu;
+          const bool was = free[i] == whole_gpu_milli.value();
+          free[i] += adm_grants_[q].milli;
+          whole += (free[i] == whole_gpu_milli.value() ? 1 : 0) - (was ? 1 : 0);
+        }
+        acc.whole = whole;
+        cost += e.cost;
+        bool more = false;  // some group gains a task: cap(acc) reaches cap(base) + 1
+        for (std::size_t g = 0; g < G && !more; ++g) {
+          const auto& x = scr_next_[g];
+          more = acc.whole >= x.whole && acc.milli >= x.milli && acc.slices >= x.slices &&
+                 acc.cpu >= x.cpu && acc.mem >= x.mem;
+        }
+        if (!more) continue;
+        std::int64_t gain = 0;
+        for (std::size_t g = 0; g < G; ++g) {
+          gain += std::min(cap(demand_[g], acc, sl.gpus, sl.model, sl.mig) -
+                               cap(demand_[g], sl.base, sl.gpus, sl.model, sl.mig),
+                           demand_[g].count);
+        }
+        if (gain >= 1) {
+          ratio = cost / static_cast<double>(gain);
+          break;
+        }
+      }
+      scr_rank_.push_back({ratio, s});
+    }
+    const auto better = [](const std::pair<double, std::uint32_t>& x,
+                           const std::pair<double, std::uint32_t>& y) {
+      if (x.first != y.first) return x.first < y.first;
+      return x.second < y.second;
+    };
+    std::nth_element(scr_rank_.begin(), scr_rank_.begin() + static_cast<std::ptrdiff_t>(keep),
+                     scr_rank_.end(), better);
+    scr_keep_.assign(S, 0);
+    for (std::size_t k = 0; k < keep; ++k) scr_keep_[scr_rank_[k].second] = 1;
+    std::size_t out = 0;
+    for (std::size_t s = 0; s < S; ++s) {
+      const node_index n = slots_[s].node;
+      if (scr_keep_[s] == 0) {
+        node_slot_[n.value()] = npos;
+        continue;
+      }
+      node_slot_[n.value()] = static_cast<std::uint32_t>(out);
+      slots_[out++] = slots_[s];
+    }
+    slots_.resize(out);
+    stats_.screened_out = S - out;
+  }
+
+  /// When `r` can shrink (some group runs above its minimum): fills `released_` with what
+  /// shrinking every such group to its minimum releases, marks those of its copied tasks
+  /// (from `adm_tasks_[first]` on, in task order) shrinkable, and returns true. O(tasks).
+  bool shrink_released(const running_job& r, std::uint32_t first) {
+    bool any = false;
+    for (const auto& grp : r.spec.groups) any = any || grp.elastic();
+    if (!any) return false;
+    released_.clear();
+    for (std::size_t g = 0; g < r.spec.groups.size(); ++g) {
+      const auto& grp = r.spec.groups[g];
+      if (!grp.elastic() || r.tasks_in_group(g) <= grp.minimum()) continue;
+      std::int32_t seen = 0;
+      for (std::size_t k = 0; k < r.tasks.size(); ++k) {
+        if (r.tasks[k].group == g && seen++ >= grp.minimum()) {
+          released_.push_back(r.tasks[k]);
+          adm_tasks_[first + k].shrinkable = true;
+        }
+      }
+    }
+    return !released_.empty();
   }
 
   void add_item(std::uint32_t ji, const preemption_option& o,
@@ -552,7 +798,6 @@ class checkpoint_aware_preemption {
       }
       ef.grant_end = static_cast<std::uint32_t>(grants_.size());
       effects_.push_back(ef);
-      it.useful += static_cast<double>(f.milli) / 1000.0 + static_cast<double>(f.slices) / 8.0;
     }
     it.eff_end = static_cast<std::uint32_t>(effects_.size());
     if (it.eff_end == it.eff_begin) return;  // frees nothing useful
@@ -612,16 +857,21 @@ class checkpoint_aware_preemption {
 
   // ---- set evaluation ---------------------------------------------------------------------
 
-  void add_grants(const detail::ca_effect& e, std::int32_t* acc) const noexcept {
-    for (auto k = e.grant_begin; k < e.grant_end; ++k) acc[grants_[k].gpu] += grants_[k].milli;
-  }
-  /// Whole idle GPUs of slot `s` once `acc` (milli per GPU) is returned: exact, so that two
-  /// jobs sharing a GPU are both needed to free it.
-  [[nodiscard]] std::int64_t whole_after(std::uint32_t s, const std::int32_t* acc) const noexcept {
-    std::int64_t n = 0;
-    const std::int32_t* base = &slot_gpu_base_[std::size_t{s} * max_gpus_per_node];
-    for (std::size_t i = 0; i < max_gpus_per_node; ++i) n += base[i] + acc[i] == 1000 ? 1 : 0;
-    return n;
+  /// Returns the grants of effect `e` (on slot `e.slot`) into `acc` (milli per GPU position of
+  /// that slot, returned so far) and gives the change in the slot's whole idle GPUs: a GPU
+  /// counts once its free milli reaches a whole GPU, so two jobs sharing a GPU are both needed
+  /// to free it. O(grants of `e`).
+  [[nodiscard]] std::int64_t add_grants(const detail::ca_effect& e,
+                                        std::int32_t* acc) const noexcept {
+    const std::int32_t* base = &slot_gpu_base_[std::size_t{e.slot} * max_gpus_per_node];
+    std::int64_t delta = 0;
+    for (auto k = e.grant_begin; k < e.grant_end; ++k) {
+      const auto i = grants_[k].gpu;
+      const bool was = base[i] + acc[i] == whole_gpu_milli.value();
+      acc[i] += grants_[k].milli;
+      delta += (base[i] + acc[i] == whole_gpu_milli.value() ? 1 : 0) - (was ? 1 : 0);
+    }
+    return delta;
   }
 
   /// The bound: a necessary condition for the preemptor to fit after applying `set` in domain
@@ -639,7 +889,8 @@ class checkpoint_aware_preemption {
           slot_touched_.push_back(s);
         }
         slot_acc_[s] += effects_[e].freed;
-        add_grants(effects_[e], &slot_gpu_acc_[std::size_t{s} * max_gpus_per_node]);
+        slot_whole_delta_[s] +=
+            add_grants(effects_[e], &slot_gpu_acc_[std::size_t{s} * max_gpus_per_node]);
       }
     }
     bool ok = agg.milli >= need_.milli && agg.slices >= need_.slices && agg.cpu >= need_.cpu &&
@@ -649,7 +900,7 @@ class checkpoint_aware_preemption {
       for (const auto s : slot_touched_) {
         res after = slots_[s].base;
         after += slot_acc_[s];
-        after.whole = whole_after(s, &slot_gpu_acc_[std::size_t{s} * max_gpus_per_node]);
+        after.whole = slot_whole_base_[s] + slot_whole_delta_[s];
         total += cap(demand_[g], after, slots_[s].gpus, slots_[s].model, slots_[s].mig) -
                  slot_cap_[s * G + g];
       }
@@ -657,6 +908,7 @@ class checkpoint_aware_preemption {
     }
     for (const auto s : slot_touched_) {
       slot_acc_[s] = {};
+      slot_whole_delta_[s] = 0;
       slot_touched_mark_[s] = 0;
       std::fill_n(slot_gpu_acc_.begin() + static_cast<std::ptrdiff_t>(s * max_gpus_per_node),
                   max_gpus_per_node, 0);
@@ -836,6 +1088,7 @@ class checkpoint_aware_preemption {
       }
     }
     // one plan per helpful slot
+    job_stamp_.assign(jobs_.size(), 0);
     plans_.clear();
     plan_items_.clear();
     for (std::uint32_t s = 0; s < slots_.size(); ++s) {
@@ -848,20 +1101,19 @@ class checkpoint_aware_preemption {
                 });
       res acc = slots_[s].base;
       std::int32_t gacc[max_gpus_per_node] = {};
+      std::int64_t wdelta = 0;
       detail::ca_plan pl;
       pl.begin = static_cast<std::uint32_t>(plan_items_.size());
       for (auto k = lo; k < hi; ++k) {
         const auto i = slot_entries_[k].item;
         const auto e = slot_entries_[k].effect;
-        bool dup = false;  // another option of the same job already in this plan
-        for (auto q = pl.begin; q < plan_items_.size(); ++q) {
-          dup = dup || items_[plan_items_[q]].job == items_[i].job;
-        }
-        if (dup) continue;
+        // another option of the same job already in this plan
+        if (job_stamp_[items_[i].job] == s + 1) continue;
+        job_stamp_[items_[i].job] = s + 1;
         plan_items_.push_back(i);
         acc += effects_[e].freed;
-        add_grants(effects_[e], gacc);
-        acc.whole = whole_after(s, gacc);
+        wdelta += add_grants(effects_[e], gacc);
+        acc.whole = slot_whole_base_[s] + wdelta;
         pl.cost += items_[i].opt.lost_gpu_seconds;
         std::int64_t gain = 0;
         for (std::size_t g = 0; g < G; ++g) {
@@ -881,11 +1133,25 @@ class checkpoint_aware_preemption {
         plan_items_.resize(pl.begin);
       }
     }
-    std::sort(plans_.begin(), plans_.end(), [](const detail::ca_plan& x, const detail::ca_plan& y) {
+    // plans in order of cost per task gained (ties: slot order), sorted lazily: usually only
+    // the first few are needed, so a heap (O(P)) replaces a full sort (O(P log P))
+    const auto later = [](const detail::ca_plan& x, const detail::ca_plan& y) {
       const double rx = x.cost / x.gain, ry = y.cost / y.gain;
-      if (rx != ry) return rx < ry;
-      return x.begin < y.begin;
-    });
+      if (rx != ry) return rx > ry;
+      return x.begin > y.begin;
+    };
+    std::make_heap(plans_.begin(), plans_.end(), later);
+    std::size_t heap_end = plans_.size();
+    plans_sorted_.clear();
+    plans_sorted_.reserve(plans_.size());  // references from plan_at stay valid
+    const auto plan_at = [&](std::size_t k) -> const detail::ca_plan& {
+      while (plans_sorted_.size() <= k) {
+        std::pop_heap(plans_.begin(), plans_.begin() + static_cast<std::ptrdiff_t>(heap_end),
+                      later);
+        plans_sorted_.push_back(plans_[--heap_end]);
+      }
+      return plans_sorted_[k];
+    };
     // take plans until the bound holds
     greedy_.clear();
     used_job_.assign(jobs_.size(), 0);
@@ -907,7 +1173,7 @@ class checkpoint_aware_preemption {
     };
     bool holds = false;
     for (; next < plans_.size() && !holds; ++next) {
-      if (add_plan(plans_[next])) holds = bound(greedy_, di);
+      if (add_plan(plan_at(next))) holds = bound(greedy_, di);
     }
     if (!holds) return false;
     // exact over the jobs of the chosen plans and the next ones
@@ -918,7 +1184,8 @@ class checkpoint_aware_preemption {
       pool_jobs_[items_[i].job] = 1;
     }
     for (std::size_t k = next; k < plans_.size() && njobs < opt_.exact_limit; ++k) {
-      for (auto q = plans_[k].begin; q < plans_[k].end && njobs < opt_.exact_limit; ++q) {
+      const auto& pk = plan_at(k);
+      for (auto q = pk.begin; q < pk.end && njobs < opt_.exact_limit; ++q) {
         const auto jb = items_[plan_items_[q]].job;
         if (pool_jobs_[jb] == 0) {
           pool_jobs_[jb] = 1;
@@ -946,7 +1213,7 @@ class checkpoint_aware_preemption {
         break;
       }
       bool added = false;
-      while (next < plans_.size() && !added) added = add_plan(plans_[next++]);
+      while (next < plans_.size() && !added) added = add_plan(plan_at(next++));
       if (!added) break;
     }
     if (!ok) return false;
@@ -1118,6 +1385,7 @@ class checkpoint_aware_preemption {
   bool single_domain_ = false, has_recent_ = false, any_reclaim_ = false;
   tenant_id preemptor_tenant_{0};
   std::int64_t preemptor_milli_ = 0;
+  std::size_t preemptor_tasks_ = 0;
   res need_;
   std::uint32_t last_job_ = npos;
   // scratch, reused across selects
@@ -1126,10 +1394,15 @@ class checkpoint_aware_preemption {
   std::vector<std::uint32_t> node_slot_;
   std::vector<node_index> touched_;
   std::vector<detail::ca_job> adm_, jobs_;
+  std::vector<double> adm_cost_, adm_shrink_cost_;
+  std::vector<std::uint32_t> adm_task_begin_;
+  std::vector<detail::ca_task> adm_tasks_;
+  std::vector<detail::ca_grant> adm_grants_;
   std::vector<detail::ca_item> items_;
   std::vector<detail::ca_effect> effects_;
   std::vector<detail::ca_grant> grants_;
   std::vector<std::int32_t> slot_gpu_acc_, slot_gpu_base_;
+  std::vector<std::int64_t> slot_whole_base_, slot_whole_delta_;
   std::vector<shrink_order> orders_, shrink_tmp_, shrink_buf_;
   std::vector<task_allocation> released_, placement_buf_, placement_keep_, best_placement_;
   std::vector<detail::ca_slot> slots_;
@@ -1140,9 +1413,14 @@ class checkpoint_aware_preemption {
   std::vector<std::uint32_t> slot_touched_, sorted_, set_, order_, greedy_, pool_, dom_items_,
       evicts_, cand_, best_;
   std::vector<std::uint64_t> conflict_;
-  std::vector<std::uint32_t> slot_begin_, slot_fill_, plan_items_;
+  std::vector<std::uint32_t> slot_begin_, slot_fill_, plan_items_, job_stamp_;
   std::vector<detail::ca_entry> slot_entries_;
-  std::vector<detail::ca_plan> plans_;
+  std::vector<detail::ca_screen_entry> scr_entries_;
+  std::vector<res> scr_next_;
+  std::vector<std::uint32_t> scr_begin_, scr_fill_, scr_stamp_;
+  std::vector<std::uint8_t> scr_keep_;
+  std::vector<std::pair<double, std::uint32_t>> scr_rank_;
+  std::vector<detail::ca_plan> plans_, plans_sorted_;
   std::vector<detail::ca_heap_node> heap_;
   std::vector<job_id> victims_buf_;
   std::vector<std::pair<tenant_id, tenant_sum>> tenant_sums_;

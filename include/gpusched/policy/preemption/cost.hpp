@@ -114,6 +114,11 @@ struct preemption_cost_model {
   /// The job's weight. @throws invalid_value_error if negative or not finite.
   [[nodiscard]] double weight(const job_spec& j) const {
     if (!value_weight) return 1.0;
+    return weight_of(j);
+  }
+
+ private:
+  [[nodiscard]] double weight_of(const job_spec& j) const {
     const double w = value_weight(j);
     if (!(w >= 0) || !std::isfinite(w)) {
       throw invalid_value_error(error_id::invalid_value, where(j), "value_weight",
@@ -122,6 +127,7 @@ struct preemption_cost_model {
     return w;
   }
 
+ public:
   /// Seconds of work `r` loses if stopped at `now` without a fresh checkpoint.
   /// @throws invalid_value_error for bad checkpoint data (see the file documentation).
   [[nodiscard]] static double seconds_since_checkpoint(const running_job& r, sim_time now) {
@@ -135,11 +141,18 @@ struct preemption_cost_model {
   /// O(tasks of `r`). @throws invalid_value_error for bad input.
   [[nodiscard]] preemption_option evict(const cluster& c, const running_job& r,
                                         sim_time now) const {
+    return evict_holding(held_gpus(c, r.tasks), r, now);
+  }
+
+  /// `evict` for a job that holds `gpus` GPU-equivalents (`held_gpus(c, r.tasks)`, for callers
+  /// that summed them already). O(1). @throws invalid_value_error for bad input.
+  [[nodiscard]] preemption_option evict_holding(double gpus, const running_job& r,
+                                                sim_time now) const {
     const double since = seconds_since_checkpoint(r, now);
     const double w = weight(r.spec);
     const auto& ck = r.spec.checkpoint;
     preemption_option o;
-    o.gpus = held_gpus(c, r.tasks);
+    o.gpus = gpus;
     const double restore = to_seconds(ck.restore_cost);
     if (mode == eviction_mode::suspend) {
       o.action = victim_action::suspend;
@@ -185,7 +198,16 @@ struct preemption_cost_model {
     return "running job " + std::to_string(j.id.value()) +
            (j.name.empty() ? "" : " '" + j.name + "'");
   }
+  /// Validates the checkpoint data of `r` at `now`: an inline test, the throw out of line.
   static void check(const running_job& r, sim_time now) {
+    const auto& ck = r.spec.checkpoint;
+    if (ck.checkpoint_cost >= sim_duration{0} && ck.restore_cost >= sim_duration{0} &&
+        ck.interval >= sim_duration{0} && (!ck.last || *ck.last <= now) && r.start <= now) {
+      return;
+    }
+    report(r, now);
+  }
+  [[noreturn]] static void report(const running_job& r, sim_time now) {
     const auto& ck = r.spec.checkpoint;
     if (ck.checkpoint_cost < sim_duration{0} || ck.restore_cost < sim_duration{0} ||
         ck.interval < sim_duration{0}) {
@@ -207,6 +229,8 @@ struct preemption_cost_model {
           std::to_string(r.start.time_since_epoch().count()) + "ms",
           "is in the future (now is " + std::to_string(now.time_since_epoch().count()) + "ms)");
     }
+    throw invalid_value_error(error_id::invalid_value, where(r.spec), "checkpoint", "?",
+                              "invalid");  // not reached: `check` calls this only on bad data
   }
 };
 
