@@ -177,7 +177,6 @@ struct mig_gpu_option {
   std::int64_t cost = 0;     ///< busy destroyed x busy_weight + operations
   std::uint8_t destroy = 0;  ///< bit k: destroy instances[k]
   bool enable = false;
-  int busy = 0;
   std::vector<mig_placement> create;
 };
 
@@ -287,7 +286,7 @@ class mig_option_enumerator {
     const std::int64_t cost = busy * busy_weight_ + ops;
     const auto [it, fresh] = best_.try_emplace(key(), out_->size());
     if (!fresh && (*out_)[it->second].cost <= cost) return;
-    mig_gpu_option o{counts_, cost, destroy, enable, busy, created_};
+    mig_gpu_option o{counts_, cost, destroy, enable, created_};
     if (fresh) {
       out_->push_back(std::move(o));
     } else {
@@ -385,14 +384,17 @@ class mig_option_enumerator {
     // Row gi: for each state, the option of GPU gi taken to reach it and the state before.
     std::vector<std::uint32_t> from(gpus.size() * d.states);
     std::vector<std::uint16_t> pick(gpus.size() * d.states);
+    std::vector<std::size_t> encoded;
     cost[0] = 0;
     for (std::size_t gi = 0; gi < gpus.size(); ++gi) {
       std::fill(next.begin(), next.end(), inf);
+      encoded.clear();  // each option's state, once per GPU rather than once per DP state
+      for (const auto& op : options[gi]) encoded.push_back(d.encode(op.counts));
       for (std::size_t s = 0; s < d.states; ++s) {
         if (cost[s] == inf) continue;
         for (std::size_t o = 0; o < options[gi].size(); ++o) {
           const auto& op = options[gi][o];
-          const std::size_t t = d.add(s, d.encode(op.counts));
+          const std::size_t t = d.add(s, encoded[o]);
           const std::int64_t c = cost[s] + op.cost;
           if (c < next[t]) {
             next[t] = c;
