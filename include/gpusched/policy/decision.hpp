@@ -106,6 +106,14 @@ constexpr std::string_view to_string(resource_kind r) noexcept {
   return "?";
 }
 
+/// An amount with its unit, singular where English needs it: `1 GPU`, `8 GPUs`, `1 MIG slot`,
+/// `500 milli-GPU`.
+inline std::string amount_text(std::int64_t n, resource_kind r) {
+  std::string unit(to_string(r));
+  if (n == 1 && (r == resource_kind::gpu || r == resource_kind::mig_slot)) unit.pop_back();
+  return std::to_string(n) + " " + unit;
+}
+
 /// What happens to one victim of a preemption.
 enum class victim_action : std::uint8_t {
   requeue,           ///< stopped now, requeued; restarts from its last checkpoint (or from start)
@@ -177,9 +185,7 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
     }
     return "group #" + std::to_string(r.group) + ": ";
   };
-  const auto amounts = [&] {
-    return std::to_string(r.needed) + " " + std::string(to_string(r.resource));
-  };
+  const auto amounts = [&] { return amount_text(r.needed, r.resource); };
   switch (r.code) {
     case reason_code::none:
       return "no reason";
@@ -197,14 +203,15 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
                std::string(to_string(r.resource)) +
                " free on one node: " + std::to_string(r.available) + ")" +
                (r.tasks_placed >= 0
-                    ? "; the best attempt placed " + std::to_string(r.tasks_placed) + " tasks"
+                    ? "; the best attempt placed " + std::to_string(r.tasks_placed) +
+                          (r.tasks_placed == 1 ? " task" : " tasks")
                     : std::string());
       }
       return group() + "no node can host a task needing " + amounts() +
              " (the most free on one node: " + std::to_string(r.available) + ")" +
-             (r.tasks_placed >= 0
-                  ? "; the best attempt placed " + std::to_string(r.tasks_placed) + " tasks"
-                  : std::string());
+             (r.tasks_placed >= 0 ? "; the best attempt placed " + std::to_string(r.tasks_placed) +
+                                        (r.tasks_placed == 1 ? " task" : " tasks")
+                                  : std::string());
     case reason_code::unschedulable:
       if (r.group >= 0) {
         return group() + "a task needs " + amounts() + ", more than any node has (at most " +

@@ -70,8 +70,7 @@ GPUSCHED_BEGIN_NAMESPACE
 [[nodiscard]] inline std::string describe_quota(const reason& r, const quota_tree& q,
                                                 const gpu_catalog& catalog) {
   if (r.code != reason_code::over_quota) return describe(r);
-  std::string s =
-      "over quota: needs " + std::to_string(r.needed) + " " + std::string(to_string(r.resource));
+  std::string s = "over quota: needs " + amount_text(r.needed, r.resource);
   if (r.model.valid() && catalog.contains(r.model)) s += " of " + catalog[r.model].name;
   s += ", " + std::to_string(r.available) + " left";
   if (r.scope >= 0 && static_cast<std::size_t>(r.scope) < q.nodes().size()) {
