@@ -22,8 +22,8 @@ out=build/experiments/${1:-}
 case "${1:-}" in
   philly-full-2000)  # speed: the whole Philly trace on 250 x 8 GPUs, default pipeline
     time ${replay} --trace "philly:${philly}" --cluster 250x8 --out "${out}" --progress ;;
-  tiresias-n32g4)  # Tiresias-style, one busy Philly VC on 32 x 4 GPUs
-    ${replay} --trace "philly:${philly}" --tenant 6214e9 --cluster 32x4 --out "${out}" --progress \
+  tiresias-n32g4)  # Tiresias-style, Philly VC b436b2 (7,423 jobs) on 32 x 4 GPUs
+    ${replay} --trace "philly:${philly}" --tenant b436b2 --cluster 32x4 --out "${out}" --progress \
       --gittins-prior "${prior}" --graceful-preemption --compare "${tiresias}" ;;
   tiresias-n256g8)  # Tiresias-style, the whole Philly trace on 256 x 8 GPUs
     ${replay} --trace "philly:${philly}" --cluster 256x8 --out "${out}" --progress \
