@@ -31,8 +31,8 @@ case "${1:-}" in
   fair-share-vcs)  # Philly VCs as tenants on 64 x 8 GPUs: per-tenant share and Jain's index
     ${replay} --trace "philly:${philly}" --cluster 64x8 --out "${out}" --progress \
       --compare "fifo:ordering=fifo,preemption=none;drf:ordering=drf,preemption=none;multifactor:ordering=multifactor,preemption=none" ;;
-  preemption-urgent)  # 5% of VC 6214e9's jobs urgent (priority 100), hourly checkpoints
-    ${replay} --trace "philly:${philly}" --tenant 6214e9 --cluster 32x4 --out "${out}" --progress \
+  preemption-urgent)  # 5% of VC b436b2's jobs urgent (priority 100), hourly checkpoints
+    ${replay} --trace "philly:${philly}" --tenant b436b2 --cluster 32x4 --out "${out}" --progress \
       --urgent-fraction 0.05 --urgent-priority 100 --seed 1 --checkpoint-interval-s 3600 \
       --checkpoint-cost-s 30 --restore-cost-s 60 \
       --compare "checkpoint-aware:preemption=checkpoint-aware;kube-default:preemption=kube-default;lowest-priority-newest:preemption=lowest-priority-newest;none:preemption=none" ;;
