@@ -10,27 +10,42 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 replay=build/bench/benchmarks/replay/gpusched-replay
 philly=benchmarks/data/philly/philly.csv
+prior=benchmarks/data/tiresias/yarn-gput1000.csv
+# Tiresias (Gu et al., NSDI'19): FIFO and the SRSF oracle do not preempt; 2D-LAS and 2D-Gittins
+# preempt across their attained-service queues (preemption=las), gracefully (--graceful-preemption,
+# Tiresias' assumption: a preempted job keeps its progress).
+tiresias="fifo:ordering=fifo,preemption=none;srsf:ordering=srsf,preemption=none"
+tiresias+=";2d-las:ordering=las,preemption=las;2d-gittins:ordering=2d-gittins,preemption=las"
 out=build/experiments/${1:-}
 [[ -x ${replay} ]] || { echo "build first: cmake --preset bench && cmake --build --preset bench" >&2; exit 2; }
 
 case "${1:-}" in
   philly-full-2000)  # speed: the whole Philly trace on 250 x 8 GPUs, default pipeline
     time ${replay} --trace "philly:${philly}" --cluster 250x8 --out "${out}" --progress ;;
-  tiresias-n32g4)  # Tiresias-style, one busy Philly VC on 32 x 4 GPUs
-    ${replay} --trace "philly:${philly}" --tenant 6214e9 --cluster 32x4 --out "${out}" --progress \
-      --compare "fifo:ordering=fifo,admission=gang,preemption=none;fifo-strict:ordering=fifo,admission=gang-strict,preemption=none" ;;
+  tiresias-n32g4)  # Tiresias-style, Philly VC b436b2 (7,423 jobs) on 32 x 4 GPUs
+    ${replay} --trace "philly:${philly}" --tenant b436b2 --cluster 32x4 --out "${out}" --progress \
+      --gittins-prior "${prior}" --graceful-preemption --compare "${tiresias}" ;;
   tiresias-n256g8)  # Tiresias-style, the whole Philly trace on 256 x 8 GPUs
     ${replay} --trace "philly:${philly}" --cluster 256x8 --out "${out}" --progress \
-      --compare "fifo:ordering=fifo,admission=gang,preemption=none;fifo-strict:ordering=fifo,admission=gang-strict,preemption=none" ;;
+      --gittins-prior "${prior}" --graceful-preemption --compare "${tiresias}" ;;
   fair-share-vcs)  # Philly VCs as tenants on 64 x 8 GPUs: per-tenant share and Jain's index
     ${replay} --trace "philly:${philly}" --cluster 64x8 --out "${out}" --progress \
-      --compare "fifo:ordering=fifo,preemption=none" ;;
+      --compare "fifo:ordering=fifo,preemption=none;drf:ordering=drf,preemption=none;multifactor:ordering=multifactor,preemption=none" ;;
+  preemption-urgent)  # 5% of VC b436b2's jobs urgent (priority 100), hourly checkpoints
+    ${replay} --trace "philly:${philly}" --tenant b436b2 --cluster 32x4 --out "${out}" --progress \
+      --urgent-fraction 0.05 --urgent-priority 100 --seed 1 --checkpoint-interval-s 3600 \
+      --checkpoint-cost-s 30 --restore-cost-s 60 \
+      --compare "checkpoint-aware:preemption=checkpoint-aware;kube-default:preemption=kube-default;lowest-priority-newest:preemption=lowest-priority-newest;none:preemption=none" ;;
+  topology-gangs)  # multi-GPU gangs of VC 6214e9 on 32 x 4 GPUs, leaves of 8 nodes
+    ${replay} --trace "philly:${philly}" --tenant 6214e9 --cluster 32x4 --leaf-nodes 8 \
+      --out "${out}" --progress \
+      --compare "first-fit:placement=first-fit,preemption=none;gang:placement=gang,preemption=none;topology:placement=topology,preemption=none;topology+packing:placement=topology,packing=topology,preemption=none" ;;
   failures-*)  # failures-<checkpoint interval s>: VC 11cb48 on 32 x 4, node MTBF 100 h
     ${replay} --trace "philly:${philly}" --tenant 11cb48 --cluster 32x4 --out "${out}" --progress \
       --node-mtbf-hours 100 --repair-hours 2 --checkpoint-interval-s "${1#failures-}" \
       --checkpoint-cost-s 30 --restore-cost-s 60 --seed 1 ;;
   *)
     echo "usage: $0 philly-full-2000 | tiresias-n32g4 | tiresias-n256g8 | fair-share-vcs |" \
-         "failures-<checkpoint interval s, 0 = none>" >&2
+         "preemption-urgent | topology-gangs | failures-<checkpoint interval s, 0 = none>" >&2
     exit 2 ;;
 esac

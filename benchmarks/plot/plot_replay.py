@@ -15,7 +15,12 @@ import csv
 import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit("plot_replay.py needs matplotlib: on Debian `sudo apt-get install python3-matplotlib` "
+             "and run it with Debian's /usr/bin/python3 (another python3 first on PATH, e.g. "
+             "pyenv's, does not see Debian's packages)")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

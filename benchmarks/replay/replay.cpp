@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -30,7 +31,11 @@ Replays a job trace on a simulated cluster and reports metrics.
             openb:NODE_CSV      the nodes of an openb node list (sn,cpu_milli,memory_mib,gpu,model)
   --cpu-per-gpu CORES       CPU per GPU for traces without CPU figures (default 4)
   --policy SPEC             one composition: slot=name,... over the slots ordering,
-                            admission, packing, placement, preemption (defaults: the library's)
+                            admission, packing, placement, preemption (defaults: the library's);
+                            besides the registry's names: ordering=2d-gittins (with
+                            --gittins-prior) and preemption=las (Tiresias: a job in a higher
+                            attained-service queue preempts lower queues); attained-service
+                            orderings and preemption=las share a record the simulator keeps
   --compare SPEC;SPEC;...   several compositions, run on the same trace, shown side by side;
                             a SPEC may start with LABEL: (default label: the names joined by /)
   --tenant NAME             keep only jobs of this tenant (Philly: virtual cluster)
@@ -43,6 +48,13 @@ Replays a job trace on a simulated cluster and reports metrics.
   --checkpoint-cost-s S     time to write a checkpoint (default 0)
   --restore-cost-s S        time to restore after a restart (default 0)
   --graceful-preemption     a preempted job saves its progress (Tiresias' assumption)
+  --gittins-prior FILE      GPU-time prior (Tiresias yarn-gput*.csv: header, one GPU-seconds
+                            sample per line) enabling the ordering name 2d-gittins
+  --urgent-fraction F       promote each job with probability F (drawn from --seed) to
+                            priority --urgent-priority; reports the urgent jobs' wait
+  --urgent-priority P       priority of promoted jobs (default 100; trace jobs have 0)
+  --leaf-nodes K            a leaf/spine fabric of K nodes per leaf: placement=topology
+                            uses it, and gang locality is reported per leaf
   --sample-s S              time-series spacing (default 600)
   --check-invariants        check the cluster invariants after every event (slow)
   --out DIR                 write summary.csv, and per composition LABEL/{summary.json,
@@ -66,6 +78,10 @@ struct options {
   double mtbf_h = 0, repair_h = 1;
   double ck_interval_s = 0, ck_cost_s = 0, restore_s = 0;
   bool graceful = false;
+  std::string gittins_prior;
+  double urgent_fraction = 0;
+  std::int32_t urgent_priority = 100;
+  std::size_t leaf_nodes = 0;
   double sample_s = 600;
   bool check = false;
   std::string out_dir;
@@ -143,6 +159,16 @@ void apply(options& o, const std::string& k, const std::string& v) {
     o.ck_cost_s = to_number(k, v);
   } else if (k == "restore-cost-s") {
     o.restore_s = to_number(k, v);
+  } else if (k == "gittins-prior") {
+    o.gittins_prior = v;
+  } else if (k == "urgent-fraction") {
+    o.urgent_fraction = to_number(k, v);
+    if (o.urgent_fraction > 1) throw usage_error{"--urgent-fraction: '" + v + "' is above 1"};
+  } else if (k == "urgent-priority") {
+    o.urgent_priority = static_cast<std::int32_t>(to_number(k, v));
+  } else if (k == "leaf-nodes") {
+    o.leaf_nodes = static_cast<std::size_t>(to_number(k, v));
+    if (o.leaf_nodes == 0) throw usage_error{"--leaf-nodes: must be at least 1"};
   } else if (k == "sample-s") {
     o.sample_s = to_number(k, v);
   } else if (k == "out") {
@@ -260,7 +286,49 @@ struct composition {
   std::string label;
   gs::pipeline_config config;
 };
-composition parse_composition(std::string spec) {
+/// What the by-name registry cannot make alone: the Gittins prior and the fabric.
+struct extras {
+  std::shared_ptr<const gs::gpu_time_prior> prior;     ///< enables ordering=2d-gittins
+  std::shared_ptr<const gs::topology_model> topology;  ///< used by placement=topology
+};
+/// The pipeline of `c`, and the service record the simulator must keep for it (null when no
+/// slot reads attained service). Attained-service orderings (las, las-time, srtf, srsf,
+/// 2d-gittins) and preemption=las share one record, fed by the simulator.
+struct built_pipeline {
+  gs::any_pipeline pipeline;
+  std::shared_ptr<gs::service_record> service;
+};
+built_pipeline build_pipeline(const gs::pipeline_config& c, const extras& x) {
+  auto rec = std::make_shared<gs::service_record>();
+  bool uses_record = true;
+  auto ordering = [&]() -> gs::any_ordering_policy {
+    // Tiresias' two queues split at 3,600 GPU-seconds: las_ordering's and las_preemption's
+    // default thresholds.
+    if (c.ordering == "2d-gittins") {
+      if (!x.prior) throw usage_error{"ordering=2d-gittins needs --gittins-prior FILE"};
+      return gs::gittins_ordering(x.prior, rec);
+    }
+    if (c.ordering == "las") return gs::las_ordering(rec);
+    if (c.ordering == "las-time") {
+      return gs::las_ordering(rec, {3600.0}, gs::service_measure::time);
+    }
+    if (c.ordering == "srtf") return gs::srtf_ordering(rec);
+    if (c.ordering == "srsf") return gs::srtf_ordering(rec, true);
+    uses_record = false;
+    return gs::make_ordering_policy(c.ordering);
+  }();
+  auto placement = c.placement == "topology" && x.topology
+                       ? gs::any_placement_policy(gs::topology_aware_placement(x.topology))
+                       : gs::make_placement_policy(c.placement);
+  auto preemption = c.preemption == "las" ? gs::any_preemption_policy(gs::las_preemption(rec))
+                                          : gs::make_preemption_policy(c.preemption);
+  uses_record |= c.preemption == "las";
+  return {gs::any_pipeline(std::move(ordering), gs::make_admission_policy(c.admission),
+                           gs::make_packing_policy(c.packing), std::move(placement),
+                           std::move(preemption)),
+          uses_record ? rec : nullptr};
+}
+composition parse_composition(std::string spec, const extras& x) {
   composition c;
   if (const auto colon = spec.find(':'); colon != std::string::npos) {
     c.label = trim(spec.substr(0, colon));
@@ -290,7 +358,7 @@ composition parse_composition(std::string spec) {
     auto_label += (auto_label.empty() ? "" : "/") + name;
   }
   if (c.label.empty()) c.label = auto_label.empty() ? "default" : auto_label;
-  (void)gs::make_pipeline(c.config);  // unknown names fail here, before any run
+  (void)build_pipeline(c.config, x);  // unknown names fail here, before any run
   return c;
 }
 
@@ -312,6 +380,18 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
     std::erase_if(tr.jobs, [&](const gs::trace_job& j) { return j.tenant.value() != id; });
   }
   if (o.limit && tr.jobs.size() > *o.limit) tr.jobs.resize(*o.limit);
+  // Urgent jobs: each job is promoted with probability F, from its own stream of the seed (so
+  // the same jobs are urgent for every composition and for every other option).
+  std::size_t urgent = 0;
+  if (o.urgent_fraction > 0) {
+    gs::random_engine pick(o.seed ^ 0x75726765'6E742121ull);
+    for (auto& j : tr.jobs) {
+      if (static_cast<double>(pick() >> 11) * 0x1.0p-53 < o.urgent_fraction) {
+        j.priority = o.urgent_priority;
+        ++urgent;
+      }
+    }
+  }
 
   // The cluster: homogeneous, or an openb node list. openb model names the catalog lacks
   // (P100, V100M16, V100M32 and the anonymised G2, G3) are added; the trace gives no GPU
@@ -392,19 +472,44 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
         gs::sim_duration{static_cast<std::int64_t>(to_number("trigger", o.trigger) * 1000)};
   }
 
+  extras x;
+  if (!o.gittins_prior.empty()) {
+    x.prior =
+        std::make_shared<const gs::gpu_time_prior>(gs::gpu_time_prior::load_csv(o.gittins_prior));
+  }
+  std::optional<gs::fabric> leaves;
+  if (o.leaf_nodes > 0) {
+    leaves = gs::fabric::fat_tree(base.node_count(), static_cast<int>(o.leaf_nodes));
+    x.topology = std::make_shared<const gs::topology_model>(*leaves);
+  }
   std::vector<composition> comps;
   for (const auto& s : o.compositions.empty() ? std::vector<std::string>{""} : o.compositions) {
-    comps.push_back(parse_composition(s));
+    comps.push_back(parse_composition(s, x));
   }
+  struct extra_figures {
+    gs::locality_tally locality;
+    gs::distribution urgent_wait_s;
+    std::size_t urgent_started = 0;
+  };
+  std::vector<extra_figures> extra(comps.size());
   std::vector<gs::sim_summary> results;
-  for (const auto& c : comps) {
-    gs::simulator<gs::any_pipeline> sim(base, gs::make_pipeline(c.config), cfg);
+  for (std::size_t ci = 0; ci < comps.size(); ++ci) {
+    const auto& c = comps[ci];
+    auto built = build_pipeline(c.config, x);
+    gs::simulator<gs::any_pipeline> sim(base, std::move(built.pipeline), cfg);
+    sim.set_service_record(built.service);
     const auto wall0 = std::chrono::steady_clock::now();
-    if (o.progress) {
+    {
       auto last = wall0;
       std::uint64_t calls = 0;
       sim.set_observer([&, total = tr.jobs.size()](gs::sim_time t, const gs::ledger& book) {
-        if ((++calls & 1023u) != 0) return;
+        // Every start of this event time (one cycle per event time): gang locality.
+        for (const auto& r : book.running()) {
+          if (r.start == t) {
+            extra[ci].locality.record(r.tasks, gpus_per_node, leaves ? &*leaves : nullptr);
+          }
+        }
+        if (!o.progress || (++calls & 1023u) != 0) return;
         const auto now = std::chrono::steady_clock::now();
         if (now - last < std::chrono::seconds(1)) return;
         last = now;
@@ -427,6 +532,16 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
           << " s                    \n";
     }
     results.push_back(gs::summarize(sim, tr.tenants, {}, c.label));
+    if (urgent > 0) {
+      std::vector<double> waits;
+      for (const auto& r : sim.records()) {
+        if (r.priority == o.urgent_priority && r.first_start) {
+          waits.push_back(gs::to_seconds(*r.first_start - r.submit));
+        }
+      }
+      extra[ci].urgent_started = waits.size();
+      extra[ci].urgent_wait_s = gs::summarize_values(waits);
+    }
     if (!o.out_dir.empty()) {
       const std::filesystem::path dir = std::filesystem::path(o.out_dir) / c.label;
       std::filesystem::create_directories(dir);
@@ -439,6 +554,15 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
       write_file(dir / "jobs.csv", b.str());
       write_file(dir / "samples.csv", d.str());
       write_file(dir / "tenants.csv", e.str());
+      const auto& lt = extra[ci].locality;
+      std::ostringstream g;
+      g << "multi_gpu_gangs,one_node,one_leaf,node_sized,node_sized_one_node,urgent_jobs,"
+           "urgent_started,urgent_wait_mean_s,urgent_wait_p95_s,urgent_wait_max_s\n"
+        << lt.gangs << "," << lt.one_node << "," << (leaves ? std::to_string(lt.one_domain) : "")
+        << "," << lt.node_sized << "," << lt.node_sized_one << "," << urgent << ","
+        << extra[ci].urgent_started << "," << extra[ci].urgent_wait_s.mean << ","
+        << extra[ci].urgent_wait_s.p95 << "," << extra[ci].urgent_wait_s.max << "\n";
+      write_file(dir / "placement_urgent.csv", g.str());
     }
   }
   if (!o.out_dir.empty()) {
@@ -455,6 +579,26 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
           << "\n";
     }
     gs::print_table(out, results);
+    // Gang locality (placements of more than one GPU, counted at every start) and urgent jobs.
+    out << "\nmulti-GPU placements (every start): one node = one NVLink domain"
+        << (leaves ? "; one leaf of " + std::to_string(o.leaf_nodes) + " nodes" : std::string())
+        << "\n";
+    for (std::size_t ci = 0; ci < comps.size(); ++ci) {
+      const auto& lt = extra[ci].locality;
+      out << "  " << comps[ci].label << ": " << lt.gangs << " placements, one node " << lt.one_node
+          << " (" << lt.one_node_fraction() << ")";
+      if (leaves) out << ", one leaf " << lt.one_domain << " (" << lt.one_domain_fraction() << ")";
+      out << ", node-sized on one node " << lt.node_sized_one << "/" << lt.node_sized << "\n";
+    }
+    if (urgent > 0) {
+      out << "\nurgent jobs " << urgent << " (priority " << o.urgent_priority
+          << "): wait = first start - submit, seconds\n";
+      for (std::size_t ci = 0; ci < comps.size(); ++ci) {
+        const auto& w = extra[ci].urgent_wait_s;
+        out << "  " << comps[ci].label << ": started " << extra[ci].urgent_started << ", mean wait "
+            << w.mean << ", p95 " << w.p95 << ", max " << w.max << "\n";
+      }
+    }
   }
   return 0;
 }

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>  // std::shared_ptr
 #include <optional>
 #include <queue>
 #include <span>
@@ -44,6 +45,7 @@
 #include "gpusched/core/random.hpp"
 #include "gpusched/core/time.hpp"
 #include "gpusched/pipeline/pipeline.hpp"
+#include "gpusched/policy/ordering/las.hpp"
 #include "gpusched/workload/job.hpp"
 #include "gpusched/workload/ledger.hpp"
 
@@ -171,6 +173,13 @@ class simulator {
   }
 
   void set_observer(observer o) { observer_ = std::move(o); }
+  /// Keeps `r` up to date with attained service, for orderings and preemption policies that
+  /// read it (`las_ordering`, `gittins_ordering`, `srtf_ordering`, `las_preemption`; give
+  /// them the same record): when a job stops running (preempted, failed) it is credited
+  /// `held GPUs x seconds held` and the seconds held; a finished job is erased. A running
+  /// job's current stint is not in the record (its holder can add `milli_gpus() x (now -
+  /// start)`, as `las_preemption` does). Null: no record (the default).
+  void set_service_record(std::shared_ptr<service_record> r) { service_ = std::move(r); }
 
   /// Runs until no event remains. Jobs come from `source` in non-decreasing submit order.
   /// @throws invalid_value_error if the source goes back in time, repeats an id, or yields an
@@ -360,6 +369,7 @@ class simulator {
         if (s.st != status::running || s.epoch != e.epoch) return false;
         auto& r = records_[e.job];
         stop_allocation(e.job);
+        if (service_) service_->erase(s.spec.id);
         book_.release(s.spec.id);
         s.st = status::done;
         r.outcome = job_outcome::finished;
@@ -460,6 +470,10 @@ class simulator {
       r.lost_preemption_gpu_ms += lost;
       ++r.preemptions;
       ++totals_.preemptions;
+    }
+    if (service_) {
+      const auto held = now_ - s.alloc_start;
+      service_->add(s.spec.id, static_cast<double>(s.held_milli) / 1000.0 * to_seconds(held), held);
     }
     stop_allocation(i);
     s.st = status::pending;
@@ -568,6 +582,7 @@ class simulator {
   sim_config cfg_;
   random_engine rng_, fail_rng_;
   observer observer_;
+  std::shared_ptr<service_record> service_;
   job_source source_;
   std::priority_queue<event, std::vector<event>, later> events_;
   std::uint64_t seq_ = 0;

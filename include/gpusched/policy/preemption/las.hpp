@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// `las_preemption`: Tiresias' preemption (Gu et al., NSDI'19): a job in a higher-priority
+/// attained-service queue preempts running jobs of lower-priority queues, so a job demoted past
+/// a threshold (3,600 GPU-seconds by default) gives way to newcomers. Use it with
+/// `las_ordering` or `gittins_ordering` over the same thresholds and the same `service_record`,
+/// which the simulator keeps (`simulator::set_service_record`).
+///
+/// Attained service (GPU-seconds): a pending job's is the record's; a running job's adds its
+/// current stint, `milli_gpus() / 1000 x (now - start)`. Queue = number of thresholds at or
+/// below it (`las_ordering::queue_of`).
+///
+/// Victims: running, preemptible jobs whose queue is strictly above the preemptor's, taken
+/// lowest priority first - highest queue, then latest submit (the last in the queue's FIFO
+/// order), then highest id; the shortest prefix of that list after which `probe` says the
+/// preemptor fits (galloping then bisection, as `priority_preemption`; every returned set has
+/// probed true). Nobody is evicted if all candidates together do not make room. Jobs of one
+/// queue never preempt each other, so a job cannot be preempted by one it would be ordered
+/// after. Complexity O(R log R + log R x probe) for R running jobs; O(R) when no running job
+/// is in a lower queue than the preemptor.
+#pragma once
+
+#include <algorithm>  // std::sort, std::min, std::upper_bound
+#include <cstddef>    // std::ptrdiff_t
+#include <memory>     // std::shared_ptr
+#include <span>
+#include <string_view>
+#include <utility>  // std::move
+#include <vector>
+
+#include "gpusched/config.hpp"
+#include "gpusched/core/time.hpp"
+#include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/context.hpp"
+#include "gpusched/policy/ordering/las.hpp"
+
+GPUSCHED_BEGIN_NAMESPACE
+
+/// @brief Attained-service-queue preemption (Tiresias); see the file documentation.
+class las_preemption {
+ public:
+  using policy_category = preemption_tag;
+  /// @throws invalid_value_error (field `thresholds`) unless positive and strictly increasing.
+  explicit las_preemption(std::shared_ptr<const service_record> record,
+                          std::vector<double> thresholds = {3600.0})
+      : record_(std::move(record)), thresholds_(detail::checked_thresholds(std::move(thresholds))) {
+    GPUSCHED_EXPECTS(record_ != nullptr);
+  }
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "las"; }
+
+  /// Attained GPU-seconds of a pending job.
+  [[nodiscard]] double attained(const job_spec& j) const { return record_->gpu_seconds(j.id); }
+  /// Attained GPU-seconds of a running job at `now`, its current stint included.
+  [[nodiscard]] double attained(const running_job& r, sim_time now) const {
+    const double stint = now > r.start ? to_seconds(now - r.start) : 0.0;
+    return record_->gpu_seconds(r.spec.id) + static_cast<double>(r.milli_gpus()) / 1000.0 * stint;
+  }
+  /// The queue of attained service `a`: the number of thresholds at or below it.
+  [[nodiscard]] std::size_t queue_of(double a) const noexcept {
+    return static_cast<std::size_t>(std::upper_bound(thresholds_.begin(), thresholds_.end(), a) -
+                                    thresholds_.begin());
+  }
+
+  [[nodiscard]] preemption_plan select(const schedule_context& ctx, const job_spec& j,
+                                       fit_probe probe) {
+    const std::size_t mine = queue_of(attained(j));
+    cand_.clear();
+    for (const auto& r : ctx.book().running()) {
+      if (!r.spec.preemptible) continue;
+      const std::size_t q = queue_of(attained(r, ctx.now()));
+      if (q > mine) cand_.push_back({q, &r});
+    }
+    preemption_plan plan;
+    if (cand_.empty()) {
+      plan.why = {reason_code::no_victims, resource_kind::none, 0, 0, -1, {}, {}};
+      return plan;
+    }
+    std::sort(cand_.begin(), cand_.end(), [](const candidate& a, const candidate& b) {
+      if (a.queue != b.queue) return a.queue > b.queue;
+      if (a.job->spec.submit != b.job->spec.submit) return a.job->spec.submit > b.job->spec.submit;
+      return a.job->spec.id > b.job->spec.id;
+    });
+    prefix_.clear();
+    for (const auto& c : cand_) prefix_.push_back(c.job->spec.id);
+    const auto fits = [&](std::size_t k) {
+      return probe(std::span<const job_id>(prefix_.data(), k));
+    };
+    std::size_t lo = 0;  // longest prefix known not to fit
+    std::size_t hi = 0;  // shortest prefix known to fit (0: none yet)
+    for (std::size_t k = 1;; k = std::min(2 * k, prefix_.size())) {
+      if (fits(k)) {
+        hi = k;
+        break;
+      }
+      lo = k;
+      if (k == prefix_.size()) break;
+    }
+    if (hi == 0) {
+      plan.why = {reason_code::no_victims,
+                  resource_kind::none,
+                  0,
+                  static_cast<std::int64_t>(prefix_.size()),
+                  -1,
+                  {},
+                  {}};
+      return plan;
+    }
+    while (hi - lo > 1) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      (fits(mid) ? hi : lo) = mid;
+    }
+    plan.victims.assign(prefix_.begin(), prefix_.begin() + static_cast<std::ptrdiff_t>(hi));
+    plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
+    return plan;
+  }
+
+ private:
+  struct candidate {
+    std::size_t queue;
+    const running_job* job;
+  };
+  std::shared_ptr<const service_record> record_;
+  std::vector<double> thresholds_;
+  std::vector<candidate> cand_;  // scratch, reused across calls
+  std::vector<job_id> prefix_;
+};
+
+static_assert(preemption_policy<las_preemption>);
+
+GPUSCHED_END_NAMESPACE
