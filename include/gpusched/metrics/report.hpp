@@ -80,6 +80,7 @@ inline std::vector<std::pair<std::string, double>> summary_rows(const sim_summar
           {"rho_p95", s.rho.p95},
           {"rho_max", s.rho.max},
           {"preemptions", static_cast<double>(s.preemptions)},
+          {"resizes", static_cast<double>(s.resizes)},
           {"failures", static_cast<double>(s.failures)},
           {"lost_preemption_gpu_h", s.lost_preemption_gpu_hours},
           {"lost_failure_gpu_h", s.lost_failure_gpu_hours},

@@ -99,6 +99,7 @@ struct sim_summary {
   double jain = 1;
   std::vector<tenant_summary> tenants;
   std::uint64_t preemptions = 0, failures = 0;
+  std::uint64_t resizes = 0;  ///< elastic resize events (running jobs shrunk)
   double lost_preemption_gpu_hours = 0, lost_failure_gpu_hours = 0;
   double checkpoint_overhead_gpu_hours = 0;
   std::uint64_t events = 0, cycles = 0;
@@ -117,6 +118,7 @@ inline sim_summary summarize(std::span<const job_record> records,
   s.cycles = totals.cycles;
   s.failures = totals.failures;
   s.preemptions = totals.preemptions;
+  s.resizes = totals.resizes;
   s.makespan_s = to_seconds(totals.end - totals.start);
   s.capacity_gpu_hours = static_cast<double>(totals.capacity_gpus) *
                          static_cast<double>((totals.end - totals.start).count()) / ms_per_h;

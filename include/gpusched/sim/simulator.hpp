@@ -7,11 +7,12 @@
 /// `checkpoint_info`), preemption (a victim loses the work done since its last checkpoint and
 /// pays `restore_cost` when it restarts), node failure (exponential with mean time between
 /// failures per node; the jobs on the node lose the work since their checkpoint and are
-/// requeued; the node is out of service until a repair event after `repair_time`), repair, and
-/// scheduling ticks. The simulator owns mutation: the pipeline commits admitted gangs and
-/// evictions into the ledger (so later jobs of a cycle see them); the simulator turns each
-/// decision into job state (start, preempt), releases completed jobs, and takes failed nodes
-/// out of service through the ledger.
+/// requeued; the node is out of service until a repair event after `repair_time`), elastic
+/// resize (a running elastic job shrunk by a preemption decision releases tasks, pauses its
+/// workers and continues at its new size), repair, and scheduling ticks. The simulator owns
+/// mutation: the pipeline commits admitted gangs and evictions into the ledger (so later jobs of a
+/// cycle see them); the simulator turns each decision into job state (start, preempt), releases
+/// completed jobs, and takes failed nodes out of service through the ledger.
 ///
 /// Determinism: for one seed, one input and one pipeline, the output is identical. Simultaneous
 /// events are handled in this order: completions, checkpoints, failures, repairs, arrivals,
@@ -22,6 +23,14 @@
 /// `K` requested GPU-milli (elastic) progresses at rate `k/K`. Restoring (after any earlier
 /// start) takes `restore_cost`, then the job alternates `interval` of progress and
 /// `checkpoint_cost` of writing. Preemption or failure during a write loses that write.
+///
+/// Resize model (matching `preemption_cost_model::shrink`): a shrunk job keeps its progress
+/// (elastic frameworks keep the model state on the surviving workers), every remaining worker
+/// pauses for `shrink_pause` (default: the job's `restore_cost`, counted as overhead), and it
+/// then progresses at `k'/K` for its new GPU-milli `k'`. With `shrink_loses_progress` the job
+/// instead restarts from its last checkpoint (the work since is lost, counted as lost to
+/// preemption) after the pause. A shrunk job does not grow back while it runs; when it is
+/// requeued, it restarts at whatever size the pipeline grants.
 #pragma once
 
 #include <algorithm>  // std::min, std::max, std::sort
@@ -75,6 +84,11 @@ struct sim_config {
   /// A preempted job saves its progress at once (graceful preemption, as Tiresias assumes);
   /// otherwise it keeps only its last periodic checkpoint.
   bool preemption_saves_progress = false;
+  /// Pause of a shrunk elastic job's workers; empty: the job's `restore_cost`.
+  std::optional<sim_duration> shrink_pause;
+  /// A shrunk job restarts from its last checkpoint (a framework that restarts every worker on
+  /// a membership change) instead of keeping its progress.
+  bool shrink_loses_progress = false;
   /// Time-series sample spacing (0: no samples).
   sim_duration sample_interval = seconds(600);
   std::uint64_t seed = 1;
@@ -103,6 +117,7 @@ struct job_record {
   std::int32_t starts = 0;
   std::int32_t preemptions = 0;
   std::int32_t failures = 0;
+  std::int32_t resizes = 0;  ///< times shrunk while running (elastic resize events)
   std::int32_t checkpoints = 0;
   double lost_preemption_gpu_ms = 0;  ///< GPU-time of progress lost to preemption
   double lost_failure_gpu_ms = 0;     ///< GPU-time of progress lost to failures
@@ -133,6 +148,7 @@ struct sim_totals {
   std::uint64_t cycles = 0;
   std::uint64_t failures = 0;
   std::uint64_t preemptions = 0;
+  std::uint64_t resizes = 0;  ///< elastic resize events (a running job shrunk)
 };
 
 /// A source of jobs in non-decreasing submit order; returns nothing at the end.
@@ -168,6 +184,11 @@ class simulator {
         cfg_.sample_interval < sim_duration{0}) {
       throw invalid_value_error(error_id::invalid_value, "sim_config", "node_mtbf/repair_time",
                                 std::to_string(cfg_.node_mtbf.count()), "must not be negative");
+    }
+    if (cfg_.shrink_pause && *cfg_.shrink_pause < sim_duration{0}) {
+      throw invalid_value_error(error_id::invalid_value, "sim_config", "shrink_pause",
+                                std::to_string(cfg_.shrink_pause->count()) + "ms",
+                                "must not be negative");
     }
     totals_.capacity_gpus = book_.state().total_gpus();
   }
@@ -482,6 +503,50 @@ class simulator {
     if (!s.queued) enqueue(i);  // admitted and evicted in one cycle: still has its entry
   }
 
+  /// A running elastic job was shrunk (the ledger already holds its new size): account the
+  /// allocation so far, apply the resize model and reschedule its next event.
+  void resize(std::uint32_t i) {
+    auto& s = state_[i];
+    auto& r = records_[i];
+    const running_job* rj = book_.find(s.spec.id);
+    if (s.st != status::running || rj == nullptr) {
+      throw std::logic_error("gpusched simulator: shrink of job " +
+                             std::to_string(s.spec.id.value()) + ", which is not running");
+    }
+    const auto p = progress(s);
+    if (service_) {
+      const auto held = now_ - s.alloc_start;
+      service_->add(s.spec.id, static_cast<double>(s.held_milli) / 1000.0 * to_seconds(held), held);
+    }
+    if (cfg_.shrink_loses_progress) {
+      r.lost_preemption_gpu_ms +=
+          static_cast<double>(wall(s, p - s.saved)) * static_cast<double>(s.held_milli) / 1000.0;
+      s.p0 = s.saved;
+    } else {
+      s.p0 = p;
+    }
+    stop_allocation(i);
+    const std::int64_t held = rj->milli_gpus();
+    s.held_milli = held;
+    held_milli_ += held;
+    s.alloc_start = now_;
+    s.previous.clear();
+    for (const auto& t : rj->tasks) s.previous.push_back(t.node);
+    s.rate_num = 1;
+    s.rate_den = 1;
+    if (r.gpus_milli > 0 && held > 0 && held < r.gpus_milli) {
+      s.rate_num = held;
+      s.rate_den = r.gpus_milli;
+    }
+    const sim_duration pause = cfg_.shrink_pause.value_or(s.spec.checkpoint.restore_cost);
+    r.overhead_gpu_ms += static_cast<double>(held) / 1000.0 * static_cast<double>(pause.count());
+    ++s.epoch;
+    ++r.resizes;
+    ++totals_.resizes;
+    s.compute_start = now_ + pause;
+    schedule_next(i);
+  }
+
   void enqueue(std::uint32_t i) {
     state_[i].queued = true;
     pending_.push_back(state_[i].spec);
@@ -549,6 +614,13 @@ class simulator {
       changed = true;
       // Victims first: they left the ledger in the same commit.
       for (const job_id v : d.victims) interrupt(index_.at(v), /*failure=*/false);
+      // Shrunk jobs resize once each (a job may have several groups shrunk).
+      for (std::size_t k = 0; k < d.shrinks.size(); ++k) {
+        const job_id v = d.shrinks[k].job;
+        bool seen = false;
+        for (std::size_t m = 0; m < k; ++m) seen = seen || d.shrinks[m].job == v;
+        if (!seen) resize(index_.at(v));
+      }
       const auto i = index_.at(d.job);
       if (d.kind == verdict::admit) {
         start(i, d);

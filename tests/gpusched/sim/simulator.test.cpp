@@ -7,6 +7,7 @@
 
 #include <gpusched/metrics/report.hpp>
 #include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/policy/preemption/checkpoint_aware.hpp>
 #include <gpusched/sim/simulator.hpp>
 #include <gpusched/trace/synthetic.hpp>
 
@@ -132,6 +133,56 @@ TEST_SUITE("sim/simulator") {
     CHECK(sim.totals().preemptions == 2);
   }
 
+  TEST_CASE(
+      "an elastic job shrunk by a preemption resizes: it pauses and runs on at its new size") {
+    // Job 1: elastic, 4 tasks x 2 GPUs (minimum 2) on the one 8-GPU node, 100 s of work at full
+    // size, no periodic checkpoint, 10 s restore. Urgent job 2 (4 GPUs, 20 s) arrives at t=40.
+    // Checkpoint-aware preemption shrinks job 1 (8 GPUs x 10 s pause) rather than evict it
+    // (8 GPUs x (40 s lost + 10 s restore)).
+    const auto make_jobs = [] {
+      auto el =
+          job(1, 0, 100, 2, 0, {gs::sim_duration{0}, {}, gs::sim_duration{0}, gs::seconds(10)});
+      el.spec.groups[0].count = 4;
+      el.spec.groups[0].min_count = 2;
+      return std::vector<gs::sim_job>{el, job(2, 40, 20, 4, 5)};
+    };
+    {
+      auto jobs = make_jobs();
+      gs::simulator sim(small_cluster(1, 8), gs::make_pipeline(gs::checkpoint_aware_preemption{}));
+      sim.run(gs::source_from(jobs));
+      const auto& el = sim.records()[0];
+      CHECK(el.resizes == 1);
+      CHECK(el.preemptions == 0);
+      CHECK(el.lost_preemption_gpu_ms == 0);
+      CHECK(start_s(sim.records()[1]) == 40);
+      // t=40: 40 s of progress kept; 4 GPUs pause 10 s; 60 s of full-size work at half rate.
+      CHECK(finish_s(el) == 40 + 10 + 120);
+      CHECK(el.overhead_gpu_ms == doctest::Approx(4 * 10000.0));
+      CHECK(el.allocated_gpu_ms == doctest::Approx(8 * 40000.0 + 4 * 130000.0));
+      CHECK(sim.totals().resizes == 1);
+      CHECK(sim.totals().preemptions == 0);
+    }
+    {
+      // A framework that restarts every worker from the last checkpoint: the 40 s are lost.
+      auto jobs = make_jobs();
+      gs::sim_config cfg;
+      cfg.shrink_loses_progress = true;
+      cfg.shrink_pause = gs::seconds(5);
+      gs::simulator sim(small_cluster(1, 8), gs::make_pipeline(gs::checkpoint_aware_preemption{}),
+                        cfg);
+      sim.run(gs::source_from(jobs));
+      const auto& el = sim.records()[0];
+      CHECK(el.resizes == 1);
+      CHECK(el.lost_preemption_gpu_ms == doctest::Approx(8 * 40000.0));
+      CHECK(finish_s(el) == 40 + 5 + 200);
+      CHECK(el.overhead_gpu_ms == doctest::Approx(4 * 5000.0));
+    }
+    gs::sim_config bad;
+    bad.shrink_pause = gs::seconds(-1);
+    CHECK_THROWS_AS(gs::simulator(small_cluster(1, 8), gs::default_pipeline{}, bad),
+                    gs::invalid_value_error);
+  }
+
   TEST_CASE("graceful preemption keeps all progress") {
     std::vector<gs::sim_job> jobs{job(1, 0, 100, 4), job(2, 0, 100, 4), job(3, 50, 20, 4, 5),
                                   job(4, 50, 20, 4, 5)};
@@ -167,6 +218,21 @@ TEST_SUITE("sim/simulator") {
     cfg.repair_time = gs::seconds(200);
     gs::pipeline_config pc;
     pc.ordering = "priority";
+    bool elastic = false;
+    SUBCASE("priority preemption") {}
+    SUBCASE("checkpoint-aware preemption with elastic jobs that get shrunk") {
+      // Multi-GPU jobs become elastic: one task per GPU, at least one task.
+      for (auto& j : jobs) {
+        auto& g = j.spec.groups[0];
+        const int n = static_cast<int>(g.request.gpu.count.value());
+        if (n < 2) continue;
+        g.request.gpu = gs::gpu_demand::whole(gs::gpu_count{1});
+        g.count = n;
+        g.min_count = 1;
+      }
+      pc.preemption = "checkpoint-aware";
+      elastic = true;
+    }
     gs::simulator<gs::any_pipeline> sim(small_cluster(4, 8), gs::make_pipeline(pc), cfg);
     // Independent integral of idle and down GPUs, read from the cluster after every event time.
     double idle = 0, down = 0;
@@ -199,6 +265,11 @@ TEST_SUITE("sim/simulator") {
     const auto s = gs::summarize(sim);
     CHECK(s.idle_gpu_hours == doctest::Approx(idle / 3.6e6));
     CHECK(s.lost_failure_gpu_hours > 0);
+    if (elastic) {
+      CHECK(tot.resizes > 0);
+      CHECK(s.resizes == tot.resizes);
+      MESSAGE("resizes " << tot.resizes << ", preemptions " << tot.preemptions);
+    }
   }
 
   TEST_CASE("a failure interrupts the jobs on the node and the node returns after repair") {
