@@ -76,6 +76,7 @@ inline std::vector<std::pair<std::string, double>> summary_rows(const sim_summar
           {"goodput", s.goodput},
           {"fragmentation_mean", s.mean_fragmentation},
           {"jain", s.jain},
+          {"jain_over_time", s.jain_over_time},
           {"rho_mean", s.rho.mean},
           {"rho_p95", s.rho.p95},
           {"rho_max", s.rho.max},
@@ -156,11 +157,13 @@ inline void write_summary_json(std::ostream& os, const sim_summary& s) {
 
 /// Per-tenant CSV: name, jobs, finished, allocated GPU-hours, share, entitlement, mean JCT.
 inline void write_tenants_csv(std::ostream& os, const sim_summary& s) {
-  os << "tenant,jobs,finished,allocated_gpu_h,share,entitlement,mean_jct_s\n";
+  os << "tenant,jobs,finished,allocated_gpu_h,share,entitlement,mean_jct_s,fair_ratio,"
+        "active_samples\n";
   for (const auto& t : s.tenants) {
     os << t.name << "," << t.jobs << "," << t.finished << "," << detail::num(t.allocated_gpu_hours)
        << "," << detail::num(t.share) << "," << detail::num(t.entitlement) << ","
-       << detail::num(t.mean_jct_s) << "\n";
+       << detail::num(t.mean_jct_s) << "," << detail::num(t.fair_ratio) << "," << t.active_samples
+       << "\n";
   }
 }
 

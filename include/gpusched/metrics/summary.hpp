@@ -70,6 +70,31 @@ inline double jain_index(std::span<const double> x) noexcept {
   return s * s / (static_cast<double>(x.size()) * s2);
 }
 
+/// Weighted max-min fair shares ("water filling") of `capacity` among claimants wanting
+/// `demand[i]` with weights `weight[i]` (> 0): nobody gets more than it wants, and what is left
+/// is split in proportion to weight among those who want more. Writes `out[i]`.
+/// O(n log n). Laws: sum(out) = min(capacity, sum(demand)); out[i] <= demand[i]; a claimant
+/// that gets less than it wants gets at least weight[i] x (the level of every such claimant).
+inline void max_min_fair(double capacity, std::span<const double> demand,
+                         std::span<const double> weight, std::span<double> out) {
+  const std::size_t n = demand.size();
+  std::vector<std::size_t> by(n);
+  for (std::size_t i = 0; i < n; ++i) by[i] = i;
+  std::sort(by.begin(), by.end(), [&](std::size_t a, std::size_t b) {
+    const double ka = demand[a] / weight[a], kb = demand[b] / weight[b];
+    return ka != kb ? ka < kb : a < b;
+  });
+  double left = std::max(capacity, 0.0), wsum = 0;
+  for (std::size_t i = 0; i < n; ++i) wsum += weight[i];
+  for (const std::size_t i : by) {
+    const double level = wsum > 0 ? left / wsum : 0;
+    const double give = std::min(demand[i], weight[i] * level);
+    out[i] = give;
+    left -= give;
+    wsum -= weight[i];
+  }
+}
+
 /// @brief Per-tenant figures.
 struct tenant_summary {
   tenant_id tenant;
@@ -79,6 +104,11 @@ struct tenant_summary {
   double share = 0;        ///< of all allocated GPU-time
   double entitlement = 0;  ///< weight / sum of weights present
   double mean_jct_s = 0;   ///< over the tenant's finished jobs
+  /// Mean, over the samples in which the tenant had work, of GPUs held / its weighted max-min
+  /// fair share of the GPUs in service given every active tenant's demand (1: fair; below 1:
+  /// starved; above 1: more than fair, possible when others cannot use their share).
+  double fair_ratio = 0;
+  std::size_t active_samples = 0;  ///< samples in which the tenant had pending or running work
 };
 
 /// @brief Everything `summarize` computes for one run.
@@ -96,7 +126,11 @@ struct sim_summary {
   double allocation = 0;          ///< allocated / (capacity - down)
   double goodput = 0;             ///< useful GPU-time (finished jobs' work x GPUs) / allocated
   double mean_fragmentation = 0;  ///< mean of the samples' fragmentation
-  double jain = 1;
+  double jain = 1;                ///< Jain's index over tenants of whole-run share / entitlement
+  /// Mean over samples with two or more active tenants of Jain's index of each active tenant's
+  /// held GPUs / its weighted max-min fair share (1 when no sample has two active tenants).
+  /// Unlike `jain`, this measures fairness while tenants compete (needs tenant samples).
+  double jain_over_time = 1;
   std::vector<tenant_summary> tenants;
   std::uint64_t preemptions = 0, failures = 0;
   std::uint64_t resizes = 0;  ///< elastic resize events (running jobs shrunk)
@@ -193,6 +227,45 @@ inline sim_summary summarize(std::span<const job_record> records,
     s.tenants.push_back(t);
   }
   s.jain = jain_index(x);
+
+  // Fairness while tenants compete: every sample's allocation against max-min fair shares.
+  std::map<std::uint32_t, std::pair<double, std::size_t>> ratio;  // sum of ratios, samples
+  std::vector<double> dem, wt, fair, xs;
+  double jain_sum = 0;
+  std::size_t jain_n = 0;
+  for (const auto& smp : samples) {
+    const std::size_t n = smp.tenants.size();
+    if (n == 0) continue;
+    dem.resize(n);
+    wt.resize(n);
+    fair.resize(n);
+    xs.clear();
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto id = smp.tenants[k].tenant.value();
+      dem[k] = smp.tenants[k].demand_gpus;
+      wt[k] = id < weights.size() && weights[id] > 0 ? weights[id] : 1.0;
+    }
+    max_min_fair(static_cast<double>(smp.available_gpus), dem, wt, fair);
+    for (std::size_t k = 0; k < n; ++k) {
+      if (fair[k] <= 0) continue;
+      const double r = smp.tenants[k].held_gpus / fair[k];
+      xs.push_back(r);
+      auto& acc = ratio[smp.tenants[k].tenant.value()];
+      acc.first += r;
+      ++acc.second;
+    }
+    if (xs.size() >= 2) {
+      jain_sum += jain_index(xs);
+      ++jain_n;
+    }
+  }
+  if (jain_n > 0) s.jain_over_time = jain_sum / static_cast<double>(jain_n);
+  for (auto& t : s.tenants) {
+    if (const auto it = ratio.find(t.tenant.value()); it != ratio.end()) {
+      t.fair_ratio = it->second.first / static_cast<double>(it->second.second);
+      t.active_samples = it->second.second;
+    }
+  }
   return s;
 }
 

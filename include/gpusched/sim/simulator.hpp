@@ -89,6 +89,9 @@ struct sim_config {
   /// A shrunk job restarts from its last checkpoint (a framework that restarts every worker on
   /// a membership change) instead of keeping its progress.
   bool shrink_loses_progress = false;
+  /// Record each tenant's held and wanted GPUs in every sample (for fairness over time).
+  /// O(tenants) per sample; the per-tenant sums are kept incrementally.
+  bool sample_tenants = true;
   /// Time-series sample spacing (0: no samples).
   sim_duration sample_interval = seconds(600);
   std::uint64_t seed = 1;
@@ -125,6 +128,15 @@ struct job_record {
   double allocated_gpu_ms = 0;        ///< GPU-time held
 };
 
+/// @brief One tenant's state in a sample: GPUs held and GPUs wanted (the full requests of its
+/// pending and running jobs).
+struct tenant_sample {
+  tenant_id tenant;
+  double held_gpus = 0;
+  double demand_gpus = 0;
+  friend bool operator==(const tenant_sample&, const tenant_sample&) noexcept = default;
+};
+
 /// @brief One time-series sample (state just before the sample time).
 struct sim_sample {
   sim_time t{};
@@ -135,6 +147,8 @@ struct sim_sample {
   /// Free whole GPUs on nodes that are partly used, over all free whole GPUs in service (0 when
   /// none is free): the share of idle GPUs a node-sized gang cannot use.
   double fragmentation = 0;
+  /// Tenants with pending or running work, by tenant id (with `sim_config::sample_tenants`).
+  std::vector<tenant_sample> tenants{};
 };
 
 /// @brief Cluster-wide totals. Integrals in GPU-milli x ms.
@@ -295,6 +309,7 @@ class simulator {
     sim_time alloc_start{};  // when resources were taken
     sim_time compute_start{};
     bool queued = false;               // has an entry in pending_
+    std::uint32_t tenant_slot = 0;     // index into tenant_held_/tenant_demand_
     std::vector<node_index> previous;  // nodes of the current or last placement
   };
 
@@ -339,6 +354,14 @@ class simulator {
     job_state s;
     s.spec = std::move(j->spec);
     s.limit = r.work.count();
+    const auto [slot, fresh] =
+        tenant_slots_.try_emplace(r.tenant.value(), static_cast<std::uint32_t>(tenant_ids_.size()));
+    if (fresh) {
+      tenant_ids_.push_back(r.tenant);
+      tenant_held_.push_back(0);
+      tenant_demand_.push_back(0);
+    }
+    s.tenant_slot = slot->second;
     state_.push_back(std::move(s));
     push(records_.back().submit, ev_arrival, i, 0);
   }
@@ -374,6 +397,15 @@ class simulator {
     }
     s.fragmentation =
         free_all == 0 ? 0.0 : static_cast<double>(free_partial) / static_cast<double>(free_all);
+    if (cfg_.sample_tenants) {
+      for (std::size_t k = 0; k < tenant_ids_.size(); ++k) {
+        if (tenant_demand_[k] <= 0 && tenant_held_[k] <= 0) continue;
+        s.tenants.push_back({tenant_ids_[k], static_cast<double>(tenant_held_[k]) / 1000.0,
+                             static_cast<double>(tenant_demand_[k]) / 1000.0});
+      }
+      std::sort(s.tenants.begin(), s.tenants.end(),
+                [](const tenant_sample& a, const tenant_sample& b) { return a.tenant < b.tenant; });
+    }
     return s;
   }
 
@@ -381,6 +413,7 @@ class simulator {
   bool handle(const event& e) {
     switch (e.kind) {
       case ev_arrival: {
+        tenant_demand_[state_[e.job].tenant_slot] += records_[e.job].gpus_milli;
         enqueue(e.job);
         pull_arrival();
         return cfg_.trigger == cycle_trigger::on_event;
@@ -390,6 +423,7 @@ class simulator {
         if (s.st != status::running || s.epoch != e.epoch) return false;
         auto& r = records_[e.job];
         stop_allocation(e.job);
+        tenant_demand_[s.tenant_slot] -= r.gpus_milli;
         if (service_) service_->erase(s.spec.id);
         book_.release(s.spec.id);
         s.st = status::done;
@@ -474,6 +508,7 @@ class simulator {
     r.allocated_gpu_ms += static_cast<double>(s.held_milli) / 1000.0 *
                           static_cast<double>((now_ - s.alloc_start).count());
     held_milli_ -= s.held_milli;
+    tenant_held_[s.tenant_slot] -= s.held_milli;
   }
 
   /// A running job loses its resources (preemption or failure): account and requeue.
@@ -529,6 +564,7 @@ class simulator {
     const std::int64_t held = rj->milli_gpus();
     s.held_milli = held;
     held_milli_ += held;
+    tenant_held_[s.tenant_slot] += held;
     s.alloc_start = now_;
     s.previous.clear();
     for (const auto& t : rj->tasks) s.previous.push_back(t.node);
@@ -564,6 +600,7 @@ class simulator {
     }
     s.held_milli = held;
     held_milli_ += held;
+    tenant_held_[s.tenant_slot] += held;
     s.previous.clear();
     for (const auto& t : d.placement) s.previous.push_back(t.node);
     s.alloc_start = now_;
@@ -627,6 +664,7 @@ class simulator {
       } else {
         state_[i].st = status::done;
         records_[i].outcome = job_outcome::rejected;
+        tenant_demand_[state_[i].tenant_slot] -= records_[i].gpus_milli;
         state_[i].spec = job_spec{};
       }
     }
@@ -670,6 +708,10 @@ class simulator {
   cycle_result result_;
   sim_totals totals_;
   std::int64_t held_milli_ = 0;
+  // Per tenant (dense slots in order of first arrival): GPU-milli held and wanted.
+  std::unordered_map<std::uint32_t, std::uint32_t> tenant_slots_;
+  std::vector<tenant_id> tenant_ids_;
+  std::vector<std::int64_t> tenant_held_, tenant_demand_;
   bool last_cycle_idle_ = false;
 };
 

@@ -7,8 +7,38 @@
 
 #include <gpusched/metrics/report.hpp>
 #include <gpusched/metrics/summary.hpp>
+#include <gpusched/pipeline/any_policy.hpp>
+
+#include "generators.hpp"
 
 namespace gs = gpusched;
+using namespace gpusched::literals;
+
+namespace {
+// Tenant A submits 16 one-GPU jobs of 100 s at t=0, tenant B 16 at t=1; one 8-GPU node.
+gs::sim_summary two_tenants(const char* ordering) {
+  std::vector<gs::sim_job> jobs;
+  for (unsigned i = 0; i < 32; ++i) {
+    gs::sim_job j;
+    j.spec.id = gs::job_id{i + 1};
+    j.spec.tenant = gs::tenant_id{i < 16 ? 0U : 1U};
+    j.spec.submit = gs::at(gs::seconds(i < 16 ? 0 : 1));
+    j.spec.groups.push_back(
+        {"w", {gs::gpu_demand::whole(gs::gpu_count{1}), 1_cores, 1_gib, {}}, 1, -1});
+    j.work = gs::seconds(100);
+    jobs.push_back(std::move(j));
+  }
+  gs::sim_config cfg;
+  cfg.sample_interval = gs::seconds(10);
+  gs::pipeline_config pc;
+  pc.ordering = ordering;
+  gs::simulator<gs::any_pipeline> sim(
+      gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(1, 8)), gs::make_pipeline(pc),
+      cfg);
+  sim.run(gs::source_from(jobs));
+  return gs::summarize(sim);
+}
+}  // namespace
 
 TEST_SUITE("metrics/summary") {
   TEST_CASE("percentiles are nearest-rank") {
@@ -97,5 +127,62 @@ TEST_SUITE("metrics/summary") {
     std::size_t lines = 0;
     for (char c : csv.str()) lines += c == '\n';
     CHECK(lines == 3);
+  }
+
+  TEST_CASE("weighted max-min fair shares: hand cases and the water-filling laws") {
+    std::vector<double> out(3);
+    const std::vector<double> d{2, 8, 8}, w1{1, 1, 1}, w2{1, 1, 2};
+    gs::max_min_fair(10, d, w1, out);
+    CHECK(out == std::vector<double>{2, 4, 4});
+    gs::max_min_fair(10, d, w2, out);
+    CHECK(out[0] == doctest::Approx(2));
+    CHECK(out[1] == doctest::Approx(8.0 / 3));
+    CHECK(out[2] == doctest::Approx(16.0 / 3));
+    gs::max_min_fair(100, d, w1, out);  // enough for everyone
+    CHECK(out == d);
+    const auto seed = gs::seed_from_env(515);
+    INFO("seed " << seed);
+    gs::random_engine g(seed);
+    for (int round = 0; round < 300; ++round) {
+      const std::size_t n = 1 + gs::uniform_index(g, 7);
+      std::vector<double> dem(n), wt(n), got(n);
+      double dsum = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        dem[i] = static_cast<double>(gs::uniform_index(g, 20));
+        wt[i] = 1.0 + static_cast<double>(gs::uniform_index(g, 4));
+        dsum += dem[i];
+      }
+      const double cap = static_cast<double>(gs::uniform_index(g, 60));
+      gs::max_min_fair(cap, dem, wt, got);
+      double sum = 0, level = -1;
+      for (std::size_t i = 0; i < n; ++i) {
+        sum += got[i];
+        CHECK(got[i] <= dem[i] + 1e-9);
+        CHECK(got[i] >= 0);
+        if (got[i] < dem[i] - 1e-9) {  // unsatisfied: all at one level
+          if (level < 0) level = got[i] / wt[i];
+          CHECK(got[i] / wt[i] == doctest::Approx(level));
+        }
+      }
+      CHECK(sum == doctest::Approx(std::min(cap, dsum)));
+      // a satisfied claimant wanted no more than the level of the unsatisfied ones
+      for (std::size_t i = 0; i < n && level >= 0; ++i) {
+        if (got[i] >= dem[i] - 1e-9) CHECK(dem[i] / wt[i] <= level + 1e-9);
+      }
+    }
+  }
+
+  TEST_CASE("fairness over time separates FIFO from DRF where whole-run shares cannot") {
+    const auto fifo = two_tenants("fifo");
+    const auto drf = two_tenants("drf");
+    // FIFO: while both tenants have work (t < 200 s) A holds all 8 GPUs and B none: x = (2, 0).
+    CHECK(fifo.jain_over_time == doctest::Approx(0.5));
+    REQUIRE(fifo.tenants.size() == 2);
+    CHECK(fifo.tenants[1].fair_ratio < fifo.tenants[0].fair_ratio);
+    // DRF hands freed GPUs to the tenant with the smaller share, so B runs while A waits.
+    CHECK(drf.jain_over_time > fifo.jain_over_time);
+    // Every job finishes either way: whole-run shares (and so `jain`) are the same.
+    CHECK(fifo.jain == doctest::Approx(drf.jain));
+    MESSAGE("jain_over_time fifo " << fifo.jain_over_time << ", drf " << drf.jain_over_time);
   }
 }
