@@ -33,9 +33,11 @@ Replays a job trace on a simulated cluster and reports metrics.
   --policy SPEC             one composition: slot=name,... over the slots ordering,
                             admission, packing, placement, preemption (defaults: the library's);
                             besides the registry's names: ordering=2d-gittins (with
-                            --gittins-prior) and preemption=las (Tiresias: a job in a higher
-                            attained-service queue preempts lower queues); attained-service
-                            orderings and preemption=las share a record the simulator keeps
+                            --gittins-prior), preemption=las (Tiresias: a job in a higher
+                            attained-service queue preempts lower queues) and preemption=srtf|srsf
+                            (preemptive oracle: a job preempts jobs with more remaining time or
+                            service); attained-service orderings and these preemptions share a
+                            record the simulator keeps
   --compare SPEC;SPEC;...   several compositions, run on the same trace, shown side by side;
                             a SPEC may start with LABEL: (default label: the names joined by /)
   --tenant NAME             keep only jobs of this tenant (Philly: virtual cluster)
@@ -293,7 +295,7 @@ struct extras {
 };
 /// The pipeline of `c`, and the service record the simulator must keep for it (null when no
 /// slot reads attained service). Attained-service orderings (las, las-time, srtf, srsf,
-/// 2d-gittins) and preemption=las share one record, fed by the simulator.
+/// 2d-gittins) and preemption=las|srtf|srsf share one record, fed by the simulator.
 struct built_pipeline {
   gs::any_pipeline pipeline;
   std::shared_ptr<gs::service_record> service;
@@ -320,9 +322,13 @@ built_pipeline build_pipeline(const gs::pipeline_config& c, const extras& x) {
   auto placement = c.placement == "topology" && x.topology
                        ? gs::any_placement_policy(gs::topology_aware_placement(x.topology))
                        : gs::make_placement_policy(c.placement);
-  auto preemption = c.preemption == "las" ? gs::any_preemption_policy(gs::las_preemption(rec))
-                                          : gs::make_preemption_policy(c.preemption);
-  uses_record |= c.preemption == "las";
+  auto preemption = [&]() -> gs::any_preemption_policy {
+    if (c.preemption == "las") return gs::las_preemption(rec);
+    if (c.preemption == "srtf") return gs::srtf_preemption(rec);
+    if (c.preemption == "srsf") return gs::srtf_preemption(rec, true);
+    return gs::make_preemption_policy(c.preemption);
+  }();
+  uses_record |= c.preemption == "las" || c.preemption == "srtf" || c.preemption == "srsf";
   return {gs::any_pipeline(std::move(ordering), gs::make_admission_policy(c.admission),
                            gs::make_packing_policy(c.packing), std::move(placement),
                            std::move(preemption)),

@@ -155,4 +155,77 @@ TEST_SUITE("sim/las_preemption") {
       CHECK(sim.book().running().empty());
     }
   }
+
+  TEST_CASE("preemptive SRSF: a job with less remaining service preempts, never the reverse") {
+    // Job 1: 4 GPUs x 1000 s (estimate known). Job 2 at t=100: 4 GPUs x 50 s -> 200 GPU-s left
+    // against job 1's 3,600: job 1 is preempted, job 2 runs 100..150, job 1 resumes.
+    const auto with_estimate = [](gs::sim_job j) {
+      j.spec.expected_duration = j.work;
+      return j;
+    };
+    std::vector<gs::sim_job> jobs{with_estimate(las_job(1, 0, 1000, 4)),
+                                  with_estimate(las_job(2, 100, 50, 4)),
+                                  with_estimate(las_job(3, 200, 900, 4))};
+    auto rec = std::make_shared<gs::service_record>();
+    gs::sim_config cfg;
+    cfg.preemption_saves_progress = true;
+    cfg.check_invariants = true;
+    gs::simulator<gs::any_pipeline> sim(
+        one_node(),
+        gs::any_pipeline(gs::srtf_ordering(rec, true), gs::make_admission_policy("gang"),
+                         gs::make_packing_policy("first-fit"),
+                         gs::make_placement_policy("first-fit"), gs::srtf_preemption(rec, true)),
+        cfg);
+    sim.set_service_record(rec);
+    sim.run(gs::source_from(jobs));
+    CHECK(start_of(sim.records()[1]) == 100);
+    CHECK(finish_of(sim.records()[1]) == 150);
+    CHECK(sim.records()[0].preemptions == 1);
+    // Job 3 (3,600 GPU-s left) arrives while job 1 has 850 s x 4 = 3,400 left: no preemption,
+    // and job 3 waits for job 1 (resumed at 150, done at 1050).
+    CHECK(finish_of(sim.records()[0]) == 1050);
+    CHECK(start_of(sim.records()[2]) == 1050);
+    CHECK(sim.records()[2].preemptions == 0);
+
+    // Unit: victims have strictly more remaining service, largest first; no estimate = infinite.
+    auto rec2 = std::make_shared<gs::service_record>();
+    gs::ledger book(one_node(4));
+    const auto place = [&](gs::job_spec j) {
+      gs::random_engine rng(1);
+      const gs::schedule_context ctx(book, gs::at(gs::seconds(0)), rng);
+      const auto a = gs::first_fit_packing{}.pack(ctx, j.groups[0].request);
+      REQUIRE(a.has_value());
+      auto tx = book.begin();
+      REQUIRE(tx.place(*a));
+      tx.commit(std::move(j), gs::at(gs::seconds(0)));
+    };
+    auto a = las_job(1, 0, 100, 1).spec;
+    a.expected_duration = gs::seconds(100);
+    auto b = las_job(2, 0, 100, 1).spec;
+    b.expected_duration = gs::seconds(400);
+    auto c = las_job(3, 0, 100, 1).spec;  // no estimate
+    place(a);
+    place(b);
+    place(c);
+    gs::random_engine rng(1);
+    const gs::schedule_context ctx(book, gs::at(gs::seconds(50)), rng);
+    gs::srtf_preemption p(rec2);
+    CHECK(p.remaining(*book.find(gs::job_id{2}), ctx.now()) == doctest::Approx(350));
+    auto newcomer = las_job(9, 50, 100, 2).spec;
+    newcomer.expected_duration = gs::seconds(100);
+    std::vector<std::vector<gs::job_id>> probed;
+    auto probe = [&](std::span<const gs::job_id> v) {
+      probed.emplace_back(v.begin(), v.end());
+      return v.size() >= 1;  // one free GPU + one victim's
+    };
+    const auto plan = p.select(ctx, newcomer, probe);
+    REQUIRE(plan.victims.size() == 1);
+    CHECK(plan.victims[0] == gs::job_id{3});  // infinite remaining goes first
+    // Candidates were 3 then 2 (job 1 has 50 s left < 100): a probe never saw job 1.
+    for (const auto& v : probed) {
+      for (const auto id : v) CHECK(id != gs::job_id{1});
+    }
+    auto unknown = las_job(10, 50, 100, 2).spec;  // no estimate: never preempts
+    CHECK(p.select(ctx, unknown, probe).victims.empty());
+  }
 }

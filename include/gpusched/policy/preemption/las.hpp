@@ -18,11 +18,21 @@
 /// queue never preempt each other, so a job cannot be preempted by one it would be ordered
 /// after. Complexity O(R log R + log R x probe) for R running jobs; O(R) when no running job
 /// is in a lower queue than the preemptor.
+///
+/// `srtf_preemption`: the preemptive form of the SRTF/SRSF oracle (`srtf_ordering`), Tiresias'
+/// SRSF baseline: a pending job preempts running jobs whose remaining time (SRSF: remaining
+/// time x GPUs) is strictly larger than its own, largest remaining first (then latest submit,
+/// highest id), with the same shortest-prefix search. Remaining = expected duration - executed
+/// time (the record's, plus a running job's current stint); jobs without an estimate count as
+/// infinitely long (they never preempt, and are preempted first by any job with an estimate).
+/// Since victims always have strictly more remaining work than the preemptor, and remaining work
+/// only falls while a job runs, no two jobs can preempt each other back and forth.
 #pragma once
 
-#include <algorithm>  // std::sort, std::min, std::upper_bound
+#include <algorithm>  // std::sort, std::min, std::upper_bound, std::max
 #include <cstddef>    // std::ptrdiff_t
-#include <memory>     // std::shared_ptr
+#include <limits>
+#include <memory>  // std::shared_ptr
 #include <span>
 #include <string_view>
 #include <utility>  // std::move
@@ -35,6 +45,49 @@
 #include "gpusched/policy/ordering/las.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
+
+namespace detail {
+/// The shortest prefix of `victims` (in eviction order) after which `probe` says the preemptor
+/// fits: galloping (1, 2, 4, ...) then bisection, assuming more victims never hurt. 0 when even
+/// all of them do not make room. O(log n) probes; every returned prefix has probed true.
+inline std::size_t shortest_fitting_prefix(std::span<const job_id> victims, fit_probe& probe) {
+  if (victims.empty()) return 0;
+  const auto fits = [&](std::size_t k) { return probe(victims.first(k)); };
+  std::size_t lo = 0;  // longest prefix known not to fit
+  std::size_t hi = 0;  // shortest prefix known to fit (0: none yet)
+  for (std::size_t k = 1;; k = std::min(2 * k, victims.size())) {
+    if (fits(k)) {
+      hi = k;
+      break;
+    }
+    lo = k;
+    if (k == victims.size()) return 0;
+  }
+  while (hi - lo > 1) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+/// Fills `plan` from the prefix search over `prefix` (victims in eviction order).
+inline void plan_from_prefix(preemption_plan& plan, std::span<const job_id> prefix,
+                             fit_probe& probe) {
+  const std::size_t k = shortest_fitting_prefix(prefix, probe);
+  if (k == 0) {
+    plan.why = {reason_code::no_victims,
+                resource_kind::none,
+                0,
+                static_cast<std::int64_t>(prefix.size()),
+                -1,
+                {},
+                {}};
+    return;
+  }
+  plan.victims.assign(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(k));
+  plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
+}
+}  // namespace detail
 
 /// @brief Attained-service-queue preemption (Tiresias); see the file documentation.
 class las_preemption {
@@ -82,35 +135,7 @@ class las_preemption {
     });
     prefix_.clear();
     for (const auto& c : cand_) prefix_.push_back(c.job->spec.id);
-    const auto fits = [&](std::size_t k) {
-      return probe(std::span<const job_id>(prefix_.data(), k));
-    };
-    std::size_t lo = 0;  // longest prefix known not to fit
-    std::size_t hi = 0;  // shortest prefix known to fit (0: none yet)
-    for (std::size_t k = 1;; k = std::min(2 * k, prefix_.size())) {
-      if (fits(k)) {
-        hi = k;
-        break;
-      }
-      lo = k;
-      if (k == prefix_.size()) break;
-    }
-    if (hi == 0) {
-      plan.why = {reason_code::no_victims,
-                  resource_kind::none,
-                  0,
-                  static_cast<std::int64_t>(prefix_.size()),
-                  -1,
-                  {},
-                  {}};
-      return plan;
-    }
-    while (hi - lo > 1) {
-      const std::size_t mid = lo + (hi - lo) / 2;
-      (fits(mid) ? hi : lo) = mid;
-    }
-    plan.victims.assign(prefix_.begin(), prefix_.begin() + static_cast<std::ptrdiff_t>(hi));
-    plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
+    detail::plan_from_prefix(plan, prefix_, probe);
     return plan;
   }
 
@@ -126,5 +151,72 @@ class las_preemption {
 };
 
 static_assert(preemption_policy<las_preemption>);
+
+/// @brief Preemptive shortest-remaining-time (SRTF) or -service (SRSF) oracle; see the file
+/// documentation. Complexity O(R log R + log R x probe) for R running jobs.
+class srtf_preemption {
+ public:
+  using policy_category = preemption_tag;
+  /// `by_gpus`: remaining service (time x GPUs, SRSF) instead of remaining time (SRTF).
+  explicit srtf_preemption(std::shared_ptr<const service_record> record, bool by_gpus = false)
+      : record_(std::move(record)), by_gpus_(by_gpus) {
+    GPUSCHED_EXPECTS(record_ != nullptr);
+  }
+  [[nodiscard]] std::string_view name() const noexcept { return by_gpus_ ? "srsf" : "srtf"; }
+
+  /// Remaining seconds (x GPUs for SRSF) of a pending job; infinity without an estimate.
+  [[nodiscard]] double remaining(const job_spec& j) const {
+    return scaled(j, left(j, record_->executed(j.id)));
+  }
+  /// Remaining of a running job at `now`, its current stint counted as executed.
+  [[nodiscard]] double remaining(const running_job& r, sim_time now) const {
+    const sim_duration stint = now > r.start ? now - r.start : sim_duration{0};
+    return scaled(r.spec, left(r.spec, record_->executed(r.spec.id) + stint));
+  }
+
+  [[nodiscard]] preemption_plan select(const schedule_context& ctx, const job_spec& j,
+                                       fit_probe probe) {
+    const double mine = remaining(j);
+    cand_.clear();
+    for (const auto& r : ctx.book().running()) {
+      if (!r.spec.preemptible) continue;
+      const double rem = remaining(r, ctx.now());
+      if (rem > mine) cand_.push_back({rem, &r});
+    }
+    preemption_plan plan;
+    if (cand_.empty()) {
+      plan.why = {reason_code::no_victims, resource_kind::none, 0, 0, -1, {}, {}};
+      return plan;
+    }
+    std::sort(cand_.begin(), cand_.end(), [](const candidate& a, const candidate& b) {
+      if (a.remaining != b.remaining) return a.remaining > b.remaining;
+      if (a.job->spec.submit != b.job->spec.submit) return a.job->spec.submit > b.job->spec.submit;
+      return a.job->spec.id > b.job->spec.id;
+    });
+    prefix_.clear();
+    for (const auto& c : cand_) prefix_.push_back(c.job->spec.id);
+    detail::plan_from_prefix(plan, prefix_, probe);
+    return plan;
+  }
+
+ private:
+  [[nodiscard]] static double left(const job_spec& j, sim_duration executed) {
+    if (!j.expected_duration) return std::numeric_limits<double>::infinity();
+    return std::max(0.0, to_seconds(*j.expected_duration - executed));
+  }
+  [[nodiscard]] double scaled(const job_spec& j, double secs) const {
+    return by_gpus_ ? secs * static_cast<double>(j.milli_gpus()) / 1000.0 : secs;
+  }
+  struct candidate {
+    double remaining;
+    const running_job* job;
+  };
+  std::shared_ptr<const service_record> record_;
+  bool by_gpus_;
+  std::vector<candidate> cand_;  // scratch, reused across calls
+  std::vector<job_id> prefix_;
+};
+
+static_assert(preemption_policy<srtf_preemption>);
 
 GPUSCHED_END_NAMESPACE
