@@ -11,11 +11,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 replay=build/bench/benchmarks/replay/gpusched-replay
 philly=benchmarks/data/philly/philly.csv
 prior=benchmarks/data/tiresias/yarn-gput1000.csv
-# Tiresias (Gu et al., NSDI'19): FIFO and the SRSF oracle do not preempt; 2D-LAS and 2D-Gittins
+# Tiresias (Gu et al., NSDI'19): FIFO and the SRSF oracle do not preempt (srsf-preemptive does); 2D-LAS and 2D-Gittins
 # preempt across their attained-service queues (preemption=las), gracefully (--graceful-preemption,
 # Tiresias' assumption: a preempted job keeps its progress).
 tiresias="fifo:ordering=fifo,preemption=none;srsf:ordering=srsf,preemption=none"
 tiresias+=";2d-las:ordering=las,preemption=las;2d-gittins:ordering=2d-gittins,preemption=las"
+# SRSF as Tiresias ran it: the oracle order with remaining-service preemption.
+tiresias+=";srsf-preemptive:ordering=srsf,preemption=srsf"
 out=build/experiments/${1:-}
 [[ -x ${replay} ]] || { echo "build first: cmake --preset bench && cmake --build --preset bench" >&2; exit 2; }
 
