@@ -151,7 +151,7 @@ TEST_SUITE("experiment/mig") {
     }
   }
 
-  TEST_CASE("MIG-aware keeps the slots a later 4g instance needs; first-fit does not") {
+  TEST_CASE("MIG-aware keeps the slots a later 4g instance needs and first-fit does not") {
     // One A100: a 1g pod, then a 4g pod (compute cover: 0.1 -> 1g, 0.5 -> 4g, which can only
     // start at slice 0). First-fit puts 1g at slice 0 and the 4g pod fails; MIG-aware puts 1g
     // where it costs the least option value (slices 4..6) and the 4g pod fits.
