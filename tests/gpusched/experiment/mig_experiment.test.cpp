@@ -195,7 +195,9 @@ TEST_SUITE("experiment/mig") {
     }
   }
 
-  TEST_CASE("the MIG run and the fractional run see the same pods in the same order") {
+  TEST_CASE(
+      "the MIG run, the fractional run and the packing experiment see the same pods in the same "
+      "order") {
     const auto nodes = gs::load_openb_nodes(fixtures + "/nodes.csv");
     const auto pods = gs::load_openb_pods(fixtures + "/pods.csv");
     const gs::mig_experiment e(nodes, pods, "A100-40GB");
@@ -206,6 +208,10 @@ TEST_SUITE("experiment/mig") {
     f.seed = 7;
     f.policy = gs::fgd_policy_kind::fgd;
     const auto fr = e.fractional().run(f);
+    // ... and the packing experiment on the original trace orders the pods the same way.
+    const gs::fgd_experiment original(nodes, pods);
+    gs::random_engine r1(7), r2(7);
+    CHECK(original.workload(f, r1) == e.fractional().workload(f, r2));
     CHECK(fr.pods == r.pods);
     CHECK(fr.total_gpus == r.total_gpus);
     CHECK(fr.bins() == r.bins());
