@@ -5,6 +5,10 @@
 //       [--policy random|dotprod|clustering|packing|bestfit|fgd|all[,...]] [--seeds 42-51]
 //       [--tune 1.3] [--out DIR] [--published ALLO_CSV] [--workload NAME] [--popularity 95]
 //       [--random-ties] [--no-timing]
+//   gpusched-experiment mig --nodes NODE_CSV --pods POD_CSV [--model A100-40GB|H100-80GB]
+//       [--cover compute|memory] [--policy first-fit|mig-aware|all[,...]] [--seeds 42-51]
+//       [--tune 1.3] [--with-fractional] [--out DIR] [--workload NAME] [--check-invariants]
+//       [--no-timing]
 //
 // Subcommands are rows of the `commands` table below: adding one is a function and a line.
 #include <algorithm>
@@ -23,6 +27,7 @@
 
 #include <gpusched/core/error.hpp>
 #include <gpusched/experiment/fgd_experiment.hpp>
+#include <gpusched/experiment/mig_experiment.hpp>
 #include <gpusched/trace/openb.hpp>
 
 #include "replay.hpp"  // the replay subcommand (benchmarks/replay/)
@@ -81,6 +86,14 @@ std::vector<std::string> split(const std::string& s, char sep) {
 std::uint64_t to_u64(const std::string& s, const char* what) {
   char* end = nullptr;
   const auto v = std::strtoull(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0')
+    throw usage_error(std::string(what) + ": '" + s + "' is not a number");
+  return v;
+}
+
+double to_double(const std::string& s, const char* what) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
   if (s.empty() || *end != '\0')
     throw usage_error(std::string(what) + ": '" + s + "' is not a number");
   return v;
@@ -175,34 +188,49 @@ published_means read_published(const std::string& path, const std::string& workl
   return out;
 }
 
+/// One row of an `analysis_*_discrete.csv`: the key columns and the binned series.
+struct csv_row {
+  std::string label;
+  double tune = 0;
+  std::uint64_t seed = 0;
+  std::int64_t total_gpus = 0;
+  const std::vector<double>* values = nullptr;
+};
+
+/// Writes one file in the published layout: workload, sc_policy, tune, seed, [total_gpus,]
+/// then one column per arrived-% bin.
+void write_discrete_csv(const std::filesystem::path& file, const std::string& workload,
+                        const std::vector<csv_row>& rows, bool with_total, const char* number) {
+  std::ofstream out(file);
+  if (!out) throw gs::parse_error(file.string(), 0, "(out)", "cannot write");
+  const std::size_t bins = rows.empty() ? 0 : rows.front().values->size();
+  out << "workload,sc_policy,tune,seed" << (with_total ? ",total_gpus" : "");
+  for (std::size_t k = 0; k < bins; ++k) out << "," << k;
+  out << "\n";
+  for (const auto& r : rows) {
+    out << workload << "," << r.label << "," << fmt("%g", r.tune) << "," << r.seed;
+    if (with_total) out << "," << r.total_gpus;
+    for (const double v : *r.values) out << "," << fmt(number, v);
+    out << "\n";
+  }
+}
+
 void write_csvs(const std::filesystem::path& dir, const std::string& workload,
                 const std::vector<gs::fgd_run_result>& runs) {
   std::filesystem::create_directories(dir);
-  std::ofstream allo(dir / "analysis_allo_discrete.csv");
-  std::ofstream frag(dir / "analysis_frag_discrete.csv");
-  std::ofstream ratio(dir / "analysis_frag_ratio_discrete.csv");
-  if (!allo || !frag || !ratio) throw gs::parse_error(dir.string(), 0, "(out)", "cannot write");
-  const std::size_t bins = runs.empty() ? 0 : runs.front().bins();
-  std::string cols;
-  for (std::size_t k = 0; k < bins; ++k) cols += "," + std::to_string(k);
-  allo << "workload,sc_policy,tune,seed,total_gpus" << cols << "\n";
-  frag << "workload,sc_policy,tune,seed" << cols << "\n";
-  ratio << "workload,sc_policy,tune,seed" << cols << "\n";
+  std::vector<csv_row> allo, frag, ratio;
   for (const auto& r : runs) {
-    const std::string key = workload + "," + std::string(gs::fgd_policy_label(r.policy)) + "," +
-                            fmt("%g", r.tune) + "," + std::to_string(r.seed);
-    allo << key << "," << r.total_gpus;
-    frag << key;
-    ratio << key;
-    for (std::size_t k = 0; k < r.bins(); ++k) {
-      allo << "," << fmt("%.2f", r.alloc[k]);
-      frag << "," << fmt("%.2f", r.frag[k]);
-      ratio << "," << fmt("%.15g", r.frag_ratio[k]);
-    }
-    allo << "\n";
-    frag << "\n";
-    ratio << "\n";
+    const csv_row key{std::string(gs::fgd_policy_label(r.policy)), r.tune, r.seed, r.total_gpus,
+                      &r.alloc};
+    allo.push_back(key);
+    frag.push_back(key);
+    frag.back().values = &r.frag;
+    ratio.push_back(key);
+    ratio.back().values = &r.frag_ratio;
   }
+  write_discrete_csv(dir / "analysis_allo_discrete.csv", workload, allo, true, "%.2f");
+  write_discrete_csv(dir / "analysis_frag_discrete.csv", workload, frag, false, "%.2f");
+  write_discrete_csv(dir / "analysis_frag_ratio_discrete.csv", workload, ratio, false, "%.15g");
 }
 
 int run_packing(std::span<const std::string_view> args) {
@@ -288,6 +316,159 @@ int run_packing(std::span<const std::string_view> args) {
   return 0;
 }
 
+std::vector<gs::mig_policy_kind> parse_mig_policies(const std::string& s) {
+  std::vector<gs::mig_policy_kind> out;
+  for (const auto& part : split(s, ',')) {
+    if (part == "first-fit") {
+      out.push_back(gs::mig_policy_kind::first_fit);
+    } else if (part == "mig-aware") {
+      out.push_back(gs::mig_policy_kind::mig_aware);
+    } else if (part == "all") {
+      out.push_back(gs::mig_policy_kind::first_fit);
+      out.push_back(gs::mig_policy_kind::mig_aware);
+    } else {
+      throw usage_error("--policy: unknown policy '" + part +
+                        "' (known: first-fit, mig-aware, all)");
+    }
+  }
+  if (out.empty()) throw usage_error("--policy: no policy given");
+  return out;
+}
+
+/// The MIG variant: the packing experiment's pods and seeded workload on a MIG-partitioned
+/// copy of the cluster (include/gpusched/experiment/mig_experiment.hpp).
+int run_mig(std::span<const std::string_view> args) {
+  const options o(args,
+                  {"--nodes", "--pods", "--model", "--cover", "--policy", "--seeds", "--tune",
+                   "--out", "--workload"},
+                  {"--with-fractional", "--check-invariants", "--no-timing"});
+  const auto nodes_path = o.require("--nodes");
+  const auto pods_path = o.require("--pods");
+  std::string model;
+  try {
+    model = gs::mig_model_name(o.get("--model", "A100-40GB"), "--model");
+  } catch (const gs::invalid_value_error&) {
+    std::string known = "A100-40GB, H100-80GB";
+    for (const char* n : gs::mig_model_names) known += std::string(", ") + n;
+    throw usage_error("--model: unknown MIG model '" + o.get("--model") + "' (known: " + known +
+                      ")");
+  }
+  const auto cover_s = o.get("--cover", "compute");
+  if (cover_s != "compute" && cover_s != "memory") {
+    throw usage_error("--cover: unknown cover '" + cover_s + "' (known: compute, memory)");
+  }
+  const auto cover = cover_s == "compute" ? gs::mig_cover::compute : gs::mig_cover::memory;
+  const auto policies = parse_mig_policies(o.get("--policy", "all"));
+  const auto seeds = parse_seeds(o.get("--seeds", "42-51"));
+  const double tune = to_double(o.get("--tune", "1.3"), "--tune");
+  if (!(tune > 0) || tune > 10) throw usage_error("--tune: must be in (0, 10]");
+  const bool timing = !o.has("--no-timing");
+  const bool fractional = o.has("--with-fractional");
+  const std::string workload =
+      o.get("--workload", std::filesystem::path(pods_path).stem().string());
+
+  const gs::mig_experiment exp(gs::load_openb_nodes(nodes_path), gs::load_openb_pods(pods_path),
+                               model, cover);
+  std::printf(
+      "MIG packing experiment: %zu nodes, %lld GPUs (%s, MIG on every GPU), %zu pods (%s), "
+      "cover %s, tune %g, %zu seed(s)\n",
+      exp.node_count(), static_cast<long long>(exp.total_gpus()), model.c_str(), exp.pod_count(),
+      workload.c_str(), cover_s.c_str(), tune, seeds.size());
+  const auto last = static_cast<std::size_t>(std::lround(tune * 100));
+  const std::string last_s = std::to_string(last);
+  std::printf("%-13s %5s %7s %7s %7s %8s %8s %8s %8s%s\n", "policy", "seed", "pods", "failed",
+              "served%", "alloc100", "unalc100", ("unalc" + last_s).c_str(), "used100",
+              timing ? "   wall_s" : "");
+  struct mean_row {
+    double unalc100 = 0, unalc_last = 0, served = 0, used100 = 0;
+  };
+  std::vector<std::pair<std::string, mean_row>> means;
+  const auto row = [&](const std::string& label, std::uint64_t seed, std::size_t pods,
+                       std::size_t failed, double served, const std::vector<double>& alloc,
+                       const std::vector<double>& used, double seconds) {
+    const auto at = [](const std::vector<double>& v, std::size_t k) {
+      return v[std::min(k, v.size() - 1)];
+    };
+    std::printf("%-13s %5llu %7zu %7zu %7.2f %8.2f %8.2f %8.2f %8.2f", label.c_str(),
+                static_cast<unsigned long long>(seed), pods, failed, served, at(alloc, 100),
+                100.0 - at(alloc, 100), 100.0 - at(alloc, last), at(used, 100));
+    if (timing) std::printf(" %8.3f", seconds);
+    std::printf("\n");
+    if (means.empty() || means.back().first != label) means.emplace_back(label, mean_row{});
+    auto& m = means.back().second;
+    const auto n = static_cast<double>(seeds.size());
+    m.unalc100 += (100.0 - at(alloc, 100)) / n;
+    m.unalc_last += (100.0 - at(alloc, last)) / n;
+    m.served += served / n;
+    m.used100 += at(used, 100) / n;
+  };
+  std::vector<gs::mig_run_result> runs;
+  std::vector<gs::fgd_run_result> fgd_runs;
+  for (const auto k : policies) {
+    for (const auto seed : seeds) {
+      gs::mig_run_config cfg;
+      cfg.policy = k;
+      cfg.seed = seed;
+      cfg.tune = tune;
+      cfg.check_invariants = o.has("--check-invariants");
+      auto r = exp.run(cfg);
+      if (!r.violations.empty()) {
+        throw std::runtime_error("invariant violated (" + std::string(gs::mig_policy_label(k)) +
+                                 ", seed " + std::to_string(seed) + "): " + r.violations.front());
+      }
+      row(std::string(gs::mig_policy_label(k)), seed, r.pods, r.failed, r.served_pct(), r.alloc,
+          r.used, r.seconds);
+      runs.push_back(std::move(r));
+    }
+  }
+  if (fractional) {
+    for (const auto seed : seeds) {
+      gs::fgd_run_config cfg;
+      cfg.policy = gs::fgd_policy_kind::fgd;
+      cfg.seed = seed;
+      cfg.tune = tune;
+      auto r = exp.fractional().run(cfg);
+      const double served =
+          r.pods == 0 ? 100.0 : 100.0 * static_cast<double>(r.placed) / static_cast<double>(r.pods);
+      // Fractional shares: what is allocated is what the placed pods asked for.
+      row(std::string(gs::fgd_policy_label(r.policy)), seed, r.pods, r.failed, served, r.alloc,
+          r.alloc, r.seconds);
+      fgd_runs.push_back(std::move(r));
+    }
+  }
+  std::printf(
+      "\nMean over %zu seed(s): unallocated GPU %% (free compute slices; fractional: free "
+      "share), pods served %%, GPU share used by placed pods %%\n",
+      seeds.size());
+  std::printf("%-13s %9s %9s %8s %8s\n", "policy", "unalc@100", ("unalc@" + last_s).c_str(),
+              "served%", "used@100");
+  for (const auto& [label, m] : means) {
+    std::printf("%-13s %9.2f %9.2f %8.2f %8.2f\n", label.c_str(), m.unalc100, m.unalc_last,
+                m.served, m.used100);
+  }
+  if (o.has("--out")) {
+    const std::filesystem::path dir = o.get("--out");
+    std::filesystem::create_directories(dir);
+    std::vector<csv_row> allo, used;
+    for (const auto& r : runs) {
+      allo.push_back(
+          {std::string(gs::mig_policy_label(r.policy)), r.tune, r.seed, r.total_gpus, &r.alloc});
+      used.push_back(allo.back());
+      used.back().values = &r.used;
+    }
+    for (const auto& r : fgd_runs) {
+      allo.push_back(
+          {std::string(gs::fgd_policy_label(r.policy)), r.tune, r.seed, r.total_gpus, &r.alloc});
+      used.push_back(allo.back());
+    }
+    write_discrete_csv(dir / "analysis_allo_discrete.csv", workload, allo, true, "%.2f");
+    write_discrete_csv(dir / "analysis_used_discrete.csv", workload, used, true, "%.2f");
+    std::printf("\nwrote analysis_allo_discrete.csv, analysis_used_discrete.csv to %s\n",
+                dir.string().c_str());
+  }
+  return 0;
+}
+
 struct subcommand {
   std::string_view name;
   std::string_view usage;
@@ -300,6 +481,11 @@ constexpr subcommand commands[] = {
      "bestfit|fgd|all[,...]] [--seeds 42-51] [--tune 1.3] [--out DIR] [--published ALLO_CSV] "
      "[--workload NAME] [--popularity 95] [--random-ties] [--no-timing]",
      run_packing},
+    {"mig",
+     "mig --nodes NODE_CSV --pods POD_CSV [--model A100-40GB|H100-80GB] [--cover compute|memory] "
+     "[--policy first-fit|mig-aware|all[,...]] [--seeds 42-51] [--tune 1.3] [--with-fractional] "
+     "[--out DIR] [--workload NAME] [--check-invariants] [--no-timing]",
+     run_mig},
 };
 
 void usage(std::FILE* to) {

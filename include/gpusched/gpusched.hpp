@@ -16,6 +16,7 @@
 #include "gpusched/core/random.hpp"
 #include "gpusched/core/time.hpp"
 #include "gpusched/experiment/fgd_experiment.hpp"
+#include "gpusched/experiment/mig_experiment.hpp"
 #include "gpusched/pipeline/any_policy.hpp"
 #include "gpusched/pipeline/pipeline.hpp"
 #include "gpusched/policy/admission/gang.hpp"

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cmath>  // std::lround
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -68,6 +69,57 @@ struct fgd_run_result {
   [[nodiscard]] double unallocated_at(std::size_t k) const noexcept {
     return alloc.empty() ? 100.0 : 100.0 - alloc[std::min(k, alloc.size() - 1)];
   }
+};
+
+/// @brief Metric samples binned by arrived workload %, as the FGD analysis bins them.
+///
+/// Bins are 0..`round(tune x 100)` (0..100 without tuning). `add` records one event's sample
+/// of every metric in the bin of its arrived % (rounded to an integer; events past the last bin
+/// are ignored); `finish` gives each bin the mean of its events, or when it has none a
+/// neighbour's mean (the bin before, else the bin after: the published analysis's rule), else the
+/// value carried over from the bin before (`initial` for bin 0: the cluster does not change
+/// between events). Shared by every packing-experiment runner. O(1) per `add`, O(bins x
+/// metrics) for `finish`.
+class arrived_bins {
+ public:
+  arrived_bins(double tune, std::size_t metrics)
+      : bins_(static_cast<std::size_t>(std::lround(tune > 0 ? tune * 100 : 100)) + 1),
+        sum_(metrics, std::vector<double>(bins_, 0.0)),
+        count_(bins_, 0) {}
+
+  [[nodiscard]] std::size_t bins() const noexcept { return bins_; }
+  /// Records one event at `arrived_pct` with one value per metric. @pre values.size() == metrics
+  void add(double arrived_pct, std::initializer_list<double> values) {
+    const auto bin = static_cast<std::size_t>(std::lround(arrived_pct));
+    if (bin >= bins_) return;
+    std::size_t m = 0;
+    for (const double v : values) sum_[m++][bin] += v;
+    ++count_[bin];
+  }
+  /// The binned series of metric `m`; `initial` stands before the first event.
+  [[nodiscard]] std::vector<double> finish(std::size_t m, double initial) const {
+    std::vector<double> out(bins_, 0.0);
+    for (std::size_t k = 0; k < bins_; ++k) {
+      std::size_t src = k;
+      if (count_[k] == 0) {
+        if (k > 0 && count_[k - 1] > 0) {
+          src = k - 1;
+        } else if (k + 1 < bins_ && count_[k + 1] > 0) {
+          src = k + 1;
+        } else {
+          out[k] = k > 0 ? out[k - 1] : initial;
+          continue;
+        }
+      }
+      out[k] = sum_[m][src] / static_cast<double>(count_[src]);
+    }
+    return out;
+  }
+
+ private:
+  std::size_t bins_;
+  std::vector<std::vector<double>> sum_;
+  std::vector<std::size_t> count_;
 };
 
 /// @brief The experiment over one node list and one pod list.
@@ -178,10 +230,7 @@ class fgd_experiment {
     std::vector<std::int16_t> cached(fgd ? nodes_.size() * nshapes : 0, 0);
 
     const double capacity = static_cast<double>(total_gpus_) * 1000.0;
-    const auto nbins =
-        static_cast<std::size_t>(std::lround(cfg.tune > 0 ? cfg.tune * 100 : 100)) + 1;
-    std::vector<double> sum_alloc(nbins, 0), sum_frag(nbins, 0), sum_ratio(nbins, 0);
-    std::vector<std::size_t> cnt(nbins, 0);
+    arrived_bins binned(cfg.tune, 3);  // allocation, fragmentation, fragmentation ratio
 
     fgd_run_result res;
     res.policy = cfg.policy;
@@ -262,43 +311,16 @@ class fgd_experiment {
         frag[chosen] = fgd_fragmentation(v, m);
         frag_sum += frag[chosen];
       }
-      const double arrived_pct = static_cast<double>(arrived) / capacity * 100.0;
-      const auto bin = static_cast<std::size_t>(std::lround(arrived_pct));
-      if (bin < nbins) {
-        const double idle = capacity - static_cast<double>(allocated);
-        sum_alloc[bin] += static_cast<double>(allocated) / capacity * 100.0;
-        sum_frag[bin] += frag_sum / capacity * 100.0;
-        sum_ratio[bin] += idle > 0 ? frag_sum / idle * 100.0 : 0.0;
-        ++cnt[bin];
-      }
+      const double idle = capacity - static_cast<double>(allocated);
+      binned.add(static_cast<double>(arrived) / capacity * 100.0,
+                 {static_cast<double>(allocated) / capacity * 100.0, frag_sum / capacity * 100.0,
+                  idle > 0 ? frag_sum / idle * 100.0 : 0.0});
     }
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    res.alloc.assign(nbins, 0);
-    res.frag.assign(nbins, 0);
-    res.frag_ratio.assign(nbins, 0);
-    // A bin without events takes a neighbour's mean (the published analysis's rule), else the
-    // state carried over from the bin before (the cluster does not change between events).
     const double frag0 = frag_sum_initial / capacity * 100.0;
-    const double ratio0 = frag_sum_initial / capacity * 100.0;
-    for (std::size_t k = 0; k < nbins; ++k) {
-      std::size_t src = k;
-      if (cnt[k] == 0) {
-        if (k > 0 && cnt[k - 1] > 0) {
-          src = k - 1;
-        } else if (k + 1 < nbins && cnt[k + 1] > 0) {
-          src = k + 1;
-        } else {
-          res.alloc[k] = k > 0 ? res.alloc[k - 1] : 0.0;
-          res.frag[k] = k > 0 ? res.frag[k - 1] : frag0;
-          res.frag_ratio[k] = k > 0 ? res.frag_ratio[k - 1] : ratio0;
-          continue;
-        }
-      }
-      const auto c = static_cast<double>(cnt[src]);
-      res.alloc[k] = sum_alloc[src] / c;
-      res.frag[k] = sum_frag[src] / c;
-      res.frag_ratio[k] = sum_ratio[src] / c;
-    }
+    res.alloc = binned.finish(0, 0.0);
+    res.frag = binned.finish(1, frag0);
+    res.frag_ratio = binned.finish(2, frag0);
     return res;
   }
 
