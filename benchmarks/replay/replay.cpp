@@ -56,7 +56,8 @@ Replays a job trace on a simulated cluster and reports metrics.
                             priority --urgent-priority; reports the urgent jobs' wait
   --urgent-priority P       priority of promoted jobs (default 100; trace jobs have 0)
   --leaf-nodes K            a leaf/spine fabric of K nodes per leaf: placement=topology
-                            uses it, and gang locality is reported per leaf
+                            uses it (a requeued gang prefers its previous node, then leaf),
+                            and gang locality is reported per leaf
   --sample-s S              time-series spacing (default 600)
   --check-invariants        check the cluster invariants after every event (slow)
   --out DIR                 write summary.csv, and per composition LABEL/{summary.json,
@@ -299,6 +300,8 @@ struct extras {
 struct built_pipeline {
   gs::any_pipeline pipeline;
   std::shared_ptr<gs::service_record> service;
+  /// placement=topology with a fabric: requeued gangs prefer their previous domain.
+  std::shared_ptr<gs::placement_memory> memory;
 };
 built_pipeline build_pipeline(const gs::pipeline_config& c, const extras& x) {
   auto rec = std::make_shared<gs::service_record>();
@@ -319,9 +322,14 @@ built_pipeline build_pipeline(const gs::pipeline_config& c, const extras& x) {
     uses_record = false;
     return gs::make_ordering_policy(c.ordering);
   }();
-  auto placement = c.placement == "topology" && x.topology
-                       ? gs::any_placement_policy(gs::topology_aware_placement(x.topology))
-                       : gs::make_placement_policy(c.placement);
+  std::shared_ptr<gs::placement_memory> memory;
+  auto placement = [&]() -> gs::any_placement_policy {
+    if (c.placement != "topology" || !x.topology) return gs::make_placement_policy(c.placement);
+    memory = std::make_shared<gs::placement_memory>();
+    gs::topology_aware_placement p(x.topology);
+    p.prefer_previous(memory);
+    return p;
+  }();
   auto preemption = [&]() -> gs::any_preemption_policy {
     if (c.preemption == "las") return gs::las_preemption(rec);
     if (c.preemption == "srtf") return gs::srtf_preemption(rec);
@@ -332,7 +340,7 @@ built_pipeline build_pipeline(const gs::pipeline_config& c, const extras& x) {
   return {gs::any_pipeline(std::move(ordering), gs::make_admission_policy(c.admission),
                            gs::make_packing_policy(c.packing), std::move(placement),
                            std::move(preemption)),
-          uses_record ? rec : nullptr};
+          uses_record ? rec : nullptr, std::move(memory)};
 }
 composition parse_composition(std::string spec, const extras& x) {
   composition c;
@@ -504,6 +512,7 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
     auto built = build_pipeline(c.config, x);
     gs::simulator<gs::any_pipeline> sim(base, std::move(built.pipeline), cfg);
     sim.set_service_record(built.service);
+    sim.set_placement_memory(built.memory);
     const auto wall0 = std::chrono::steady_clock::now();
     {
       auto last = wall0;

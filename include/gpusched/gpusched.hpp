@@ -68,6 +68,7 @@
 #include "gpusched/version.hpp"
 #include "gpusched/workload/job.hpp"
 #include "gpusched/workload/ledger.hpp"
+#include "gpusched/workload/placement_memory.hpp"
 #include "gpusched/workload/queue.hpp"
 #include "gpusched/workload/quota.hpp"
 #include "gpusched/workload/tenant.hpp"

@@ -57,6 +57,7 @@
 #include "gpusched/policy/ordering/las.hpp"
 #include "gpusched/workload/job.hpp"
 #include "gpusched/workload/ledger.hpp"
+#include "gpusched/workload/placement_memory.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
@@ -215,6 +216,10 @@ class simulator {
   /// job's current stint is not in the record (its holder can add `milli_gpus() x (now -
   /// start)`, as `las_preemption` does). Null: no record (the default).
   void set_service_record(std::shared_ptr<service_record> r) { service_ = std::move(r); }
+  /// Keeps `m` up to date with each job's last placement (recorded at start and resize,
+  /// forgotten when the job finishes), for placements that send a requeued job back to its
+  /// previous topology domain (`topology_aware_placement::prefer_previous`).
+  void set_placement_memory(std::shared_ptr<placement_memory> m) { memory_ = std::move(m); }
 
   /// Runs until no event remains. Jobs come from `source` in non-decreasing submit order.
   /// @throws invalid_value_error if the source goes back in time, repeats an id, or yields an
@@ -425,6 +430,7 @@ class simulator {
         stop_allocation(e.job);
         tenant_demand_[s.tenant_slot] -= r.gpus_milli;
         if (service_) service_->erase(s.spec.id);
+        if (memory_) memory_->forget(s.spec.id);
         book_.release(s.spec.id);
         s.st = status::done;
         r.outcome = job_outcome::finished;
@@ -568,6 +574,7 @@ class simulator {
     s.alloc_start = now_;
     s.previous.clear();
     for (const auto& t : rj->tasks) s.previous.push_back(t.node);
+    if (memory_) memory_->remember(s.spec.id, s.previous);
     s.rate_num = 1;
     s.rate_den = 1;
     if (r.gpus_milli > 0 && held > 0 && held < r.gpus_milli) {
@@ -603,6 +610,7 @@ class simulator {
     tenant_held_[s.tenant_slot] += held;
     s.previous.clear();
     for (const auto& t : d.placement) s.previous.push_back(t.node);
+    if (memory_) memory_->remember(s.spec.id, s.previous);
     s.alloc_start = now_;
     // Elastic: progress at the held share of the full request (whole-GPU and share demands).
     s.rate_num = 1;
@@ -693,6 +701,7 @@ class simulator {
   random_engine rng_, fail_rng_;
   observer observer_;
   std::shared_ptr<service_record> service_;
+  std::shared_ptr<placement_memory> memory_;
   job_source source_;
   std::priority_queue<event, std::vector<event>, later> events_;
   std::uint64_t seq_ = 0;

@@ -183,6 +183,29 @@ TEST_SUITE("sim/simulator") {
                     gs::invalid_value_error);
   }
 
+  TEST_CASE("the simulator keeps a placement memory: last nodes while a job runs or waits") {
+    // Jobs 1 and 3 fill the two nodes; urgent job 2 preempts one at t=50, which then resumes.
+    std::vector<gs::sim_job> jobs{job(1, 0, 100, 4), job(3, 0, 100, 4), job(2, 50, 20, 4, 5)};
+    auto memory = std::make_shared<gs::placement_memory>();
+    gs::simulator sim(small_cluster(), gs::default_pipeline{});
+    sim.set_placement_memory(memory);
+    std::size_t checked = 0;
+    sim.set_observer([&](gs::sim_time, const gs::ledger& book) {
+      for (const gs::job_id id : {gs::job_id{1}, gs::job_id{2}, gs::job_id{3}}) {
+        const auto prev = sim.previous_placement(id);
+        const auto kept = memory->nodes(id);
+        CHECK(std::vector<gs::node_index>(prev.begin(), prev.end()) ==
+              std::vector<gs::node_index>(kept.begin(), kept.end()));
+        if (book.is_running(id)) CHECK(!kept.empty());
+        ++checked;
+      }
+    });
+    sim.run(gs::source_from(jobs));
+    CHECK(checked > 0);
+    CHECK(sim.records()[0].preemptions + sim.records()[1].preemptions == 1);
+    CHECK(memory->size() == 0);  // finished jobs are forgotten
+  }
+
   TEST_CASE("graceful preemption keeps all progress") {
     std::vector<gs::sim_job> jobs{job(1, 0, 100, 4), job(2, 0, 100, 4), job(3, 50, 20, 4, 5),
                                   job(4, 50, 20, 4, 5)};

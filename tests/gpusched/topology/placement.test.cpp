@@ -137,6 +137,49 @@ TEST_SUITE("topology/placement") {
     CHECK(gs::check_invariants(book).ok());
   }
 
+  TEST_CASE("a requeued gang returns to its previous node, else its previous leaf") {
+    // 16 nodes in leaves of 4, all free. Job 1 ran on node 13 (leaf 3) before it was requeued.
+    auto m = std::make_shared<gs::topology_model>(gs::fabric::fat_tree(16, 4));
+    const auto h = m->add_node_type(gs::dgx_h100());
+    gs::ledger book(gs::cluster(gs::basic_catalog(), typed_nodes(16, 8, h)));
+    auto memory = std::make_shared<gs::placement_memory>();
+    const std::vector<gs::node_index> was{gs::node_index{13}};
+    memory->remember(gs::job_id{1}, was);
+    gs::topology_aware_placement plain(m);
+    gs::topology_aware_placement back(m);
+    back.prefer_previous(memory);
+    std::vector<gs::task_allocation> got;
+    {
+      gs::random_engine rng(1);
+      const gs::schedule_context ctx(book, gs::sim_time{}, rng);
+      const auto p0 = plain.plan(ctx, gang(1, 1, 8));
+      CHECK(p0.nodes[0].first == gs::node_index{0});  // best fit, lowest id
+      CHECK(p0.previous_affinity == -1);
+      const auto p1 = back.plan(ctx, gang(1, 1, 8));
+      CHECK(p1.nodes[0].first == gs::node_index{13});
+      CHECK(p1.previous_affinity == 0);
+      // a job with no memory is placed as without the preference
+      CHECK(back.plan(ctx, gang(2, 1, 8)).nodes[0].first == gs::node_index{0});
+    }
+    // node 13 is busy now: the job goes to its old leaf (nodes 12..15), not to node 0
+    fill(book, {13}, 900);
+    REQUIRE(run(back, book, gang(1, 1, 8), &got).placed);
+    CHECK(m->network().domain(got[0].node, 1) == 3);
+    CHECK(got[0].node != gs::node_index{13});
+    // locality first: a 4-node gang that ran on nodes 13 and 6 needs a whole leaf; leaf 3 is
+    // no longer whole, so it takes a whole leaf, the one holding node 6 (leaf 1; plain best fit
+    // would take leaf 0)
+    const std::vector<gs::node_index> spread{gs::node_index{13}, gs::node_index{6}};
+    memory->remember(gs::job_id{3}, spread);
+    std::vector<gs::task_allocation> big;
+    REQUIRE(run(back, book, gang(3, 4, 8), &big).placed);
+    CHECK(gs::domains_spanned(m->network(), big, 1) == 1);
+    CHECK(m->network().domain(big[0].node, 1) == 1);
+    memory->forget(gs::job_id{3});
+    CHECK(memory->nodes(gs::job_id{3}).empty());
+    CHECK(gs::check_invariants(book).ok());
+  }
+
   TEST_CASE("a small job fills a partly used leaf and keeps the empty leaf for a big gang") {
     auto m = std::make_shared<gs::topology_model>(gs::fabric::fat_tree(8, 4));
     const auto h = m->add_node_type(gs::dgx_h100());

@@ -15,7 +15,12 @@
 /// 2. Level search, lowest first: one node, then one level-1 domain (leaf), then level 2, ...;
 ///    at the first level where some domain holds all main tasks, the domain with the *smallest*
 ///    sufficient capacity wins (best fit; ties: lowest id), so small gangs fill partly used
-///    domains and leave empty leaves and NVLink domains to the gangs that need them. A
+///    domains and leave empty leaves and NVLink domains to the gangs that need them. With
+///    `prefer_previous` and a remembered placement for the job (it ran before: failure or
+///    preemption), the sufficient domain closest to that placement wins first: the one whose
+///    ancestor at the lowest level holds a node of the previous placement (then best fit). So
+///    a requeued gang returns to its old node, else its old leaf, and so on, but never to a
+///    higher level than it needs. A
 ///    `required_level` stops the search there (then: not placed, `reason_code::topology`);
 ///    without it, a gang that fits no single domain spreads over the top-level domains.
 /// 3. Descent: inside the chosen domain, a single child that fits takes everything (best fit);
@@ -52,6 +57,7 @@
 #include "gpusched/policy/placement/first_fit.hpp"
 #include "gpusched/topology/fabric.hpp"
 #include "gpusched/topology/select.hpp"
+#include "gpusched/workload/placement_memory.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
@@ -75,7 +81,10 @@ struct gang_plan {
   std::uint32_t domain = 0;          ///< its id at that level
   std::int64_t domain_capacity = 0;  ///< main tasks that domain could take
   int candidates = 0;                ///< domains at that level that could take the gang
-  gpu_mask rail_mask = 0;            ///< with rail alignment: the local GPUs every task uses
+  /// With `prefer_previous`: the lowest level at which the chosen domain shares a domain with
+  /// the job's previous placement (0: the same node); -1 when there was none to prefer.
+  int previous_affinity = -1;
+  gpu_mask rail_mask = 0;  ///< with rail alignment: the local GPUs every task uses
   std::vector<std::pair<node_index, int>> nodes;  ///< main tasks per node, in placement order
   reason why;                                     ///< when not ok
 };
@@ -162,6 +171,12 @@ class topology_aware_placement {
   }
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "topology"; }
 
+  /// Prefer, for a job that ran before, the domains closest to its last placement in `memory`
+  /// (see the file documentation, step 2). Null: no preference.
+  void prefer_previous(std::shared_ptr<const placement_memory> memory) {
+    memory_ = std::move(memory);
+  }
+
   /// Sets the constraint of one job (as Kueue's pod-set annotations do).
   void set_constraint(job_id j, domain_constraint c) { per_job_[j] = c; }
   [[nodiscard]] const domain_constraint& constraint(job_id j) const noexcept {
@@ -200,6 +215,7 @@ class topology_aware_placement {
                {}};
       return p;
     }
+    previous_ = memory_ ? memory_->nodes(j.id) : std::span<const node_index>{};
     if (!k.rail_aligned || p.gpus_per_task == 0) {
       search(c, grp.request, k, 0, p);
       return p;
@@ -387,15 +403,19 @@ class topology_aware_placement {
       std::int64_t best = -1;
       std::uint32_t at = 0;
       int fits = 0;
+      int near = top + 1;  // affinity of `at` to the previous placement (lower is closer)
       for (std::uint32_t d = 0; d < cl.size(); ++d) {
         if (cl[d] < need) continue;
         ++fits;
-        if (best < 0 || tighter(l, d, at)) {
+        const int a = previous_.empty() ? top : affinity(l, d);
+        if (best < 0 || a < near || (a == near && tighter(l, d, at))) {
           best = cl[d];
           at = d;
+          near = a;
         }
       }
       if (best < 0) continue;
+      p.previous_affinity = previous_.empty() ? -1 : near;
       p.ok = true;
       p.level = l;
       p.domain = at;
@@ -420,6 +440,23 @@ class topology_aware_placement {
              {}};
     if (!topo)
       p.why = {reason_code::insufficient, resource_kind::gpu, need * g, most * g, -1, {}, {}};
+  }
+
+  /// The lowest level k >= l at which domain `d` of level `l` (or its ancestor) holds a node of
+  /// the previous placement; L+1 when only the root does. O(L x previous nodes).
+  [[nodiscard]] int affinity(int l, std::uint32_t d) const noexcept {
+    const fabric& f = model_->network();
+    const int levels = f.level_count();
+    if (l > levels) return levels + 1;
+    std::uint32_t a = d;
+    for (int k = l; k <= levels; ++k) {
+      for (const node_index n : previous_) {
+        if (k == 0 ? n.value() == a : n.value() < f.node_count() && f.domain(n, k) == a) return k;
+      }
+      if (k == levels) break;
+      a = f.parent(k, a);
+    }
+    return levels + 1;
   }
 
   /// Distributes `need` main tasks inside domain `d` of level `l` (fewest children per level).
@@ -478,6 +515,8 @@ class topology_aware_placement {
   std::shared_ptr<const topology_model> model_;
   domain_constraint defaults_;
   std::unordered_map<job_id, domain_constraint> per_job_;
+  std::shared_ptr<const placement_memory> memory_;
+  std::span<const node_index> previous_;          // the planned job's previous nodes (during plan)
   std::vector<std::vector<std::int64_t>> cap_;    // scratch: capacity per level/domain
   std::vector<std::vector<std::uint32_t>> kids_;  // scratch: children per level
 };
