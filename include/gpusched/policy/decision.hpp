@@ -46,7 +46,15 @@ enum class reason_code : std::uint8_t {
 };
 
 /// The resource a reason is about.
-enum class resource_kind : std::uint8_t { none, gpu, gpu_share, mig_slot, cpu, memory };
+enum class resource_kind : std::uint8_t {
+  none,
+  gpu,
+  gpu_share,
+  mig_slot,
+  cpu,
+  memory,
+  gpu_replica,  ///< a replica of a time-sliced / MPS GPU
+};
 
 constexpr std::string_view to_string(verdict v) noexcept {
   switch (v) {
@@ -102,6 +110,8 @@ constexpr std::string_view to_string(resource_kind r) noexcept {
       return "CPU millicores";
     case resource_kind::memory:
       return "MiB memory";
+    case resource_kind::gpu_replica:
+      return "GPU replicas";
   }
   return "?";
 }
@@ -110,7 +120,9 @@ constexpr std::string_view to_string(resource_kind r) noexcept {
 /// `500 milli-GPU`.
 inline std::string amount_text(std::int64_t n, resource_kind r) {
   std::string unit(to_string(r));
-  if (n == 1 && (r == resource_kind::gpu || r == resource_kind::mig_slot)) unit.pop_back();
+  if (n == 1 &&
+      (r == resource_kind::gpu || r == resource_kind::mig_slot || r == resource_kind::gpu_replica))
+    unit.pop_back();
   return std::to_string(n) + " " + unit;
 }
 

@@ -72,7 +72,8 @@ GPUSCHED_BEGIN_NAMESPACE
   const bool gpus_fit_somewhere =
       (r.gpu.kind == gpu_demand_kind::whole &&
        c.most_free_gpus_on_a_node() >= r.gpu.count.value()) ||
-      (r.gpu.kind == gpu_demand_kind::share && c.most_free_share_on_a_node() >= r.gpu.share);
+      (r.gpu.kind == gpu_demand_kind::share && c.most_free_share_on_a_node() >= r.gpu.share) ||
+      (r.gpu.kind == gpu_demand_kind::replica && c.most_free_replicas_on_a_node() >= 1);
   if (gpus_fit_somewhere && r.cpu > c.most_free_cpu_on_a_node()) {
     return {reason_code::no_fit,
             resource_kind::cpu,
@@ -101,6 +102,14 @@ GPUSCHED_BEGIN_NAMESPACE
               {}};
     case gpu_demand_kind::mig:
       return {reason_code::no_fit, resource_kind::mig_slot, r.gpu.mig_memory, 0, gi, {}, {}};
+    case gpu_demand_kind::replica:
+      return {reason_code::no_fit,
+              resource_kind::gpu_replica,
+              1,
+              c.most_free_replicas_on_a_node(),
+              gi,
+              {},
+              {}};
     case gpu_demand_kind::none:
       break;
   }
