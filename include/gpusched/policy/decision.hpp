@@ -274,7 +274,7 @@ struct decision {
 
 /// Renders a placement, one entry per task: `node` (CPU-only), `node[gpu0-3]` (whole GPUs,
 /// node-local indices, runs compressed), `node[gpu1:250m]` (a share), `node[gpu0:mig0-3]` (a MIG
-/// instance on memory slices 0..3).
+/// instance on memory slices 0..3), `node[gpu0:replica]` (a replica of a time-sliced / MPS GPU).
 inline std::string describe_placement(const std::vector<task_allocation>& p, const cluster& c) {
   std::string out;
   for (const auto& a : p) {
@@ -287,6 +287,11 @@ inline std::string describe_placement(const std::vector<task_allocation>& p, con
       const auto& g = a.gpus[k];
       const auto local = g.gpu.value() - base;
       out += (k != 0 ? "," : "") + std::string("gpu") + std::to_string(local);
+      if (g.replica) {
+        out += ":replica";
+        ++k;
+        continue;
+      }
       if (g.mig_slots != 0) {
         const int lo = std::countr_zero(static_cast<unsigned>(g.mig_slots));
         const int hi = 31 - std::countl_zero(static_cast<unsigned>(g.mig_slots));
