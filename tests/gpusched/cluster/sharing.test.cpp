@@ -4,11 +4,13 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <gpusched/check/invariants.hpp>
 #include <gpusched/pipeline/pipeline.hpp>
+#include <gpusched/policy/preemption/kube_default.hpp>
 #include <gpusched/workload/ledger.hpp>
 
 #include "generators.hpp"
@@ -218,6 +220,24 @@ TEST_SUITE("cluster/sharing") {
       CHECK(book.state().gpus(gs::node_index{0})[1].replicas_used == 1);
       check_ok(book);
     }
+  }
+
+  TEST_CASE("kube-default preemption sees replicas freed by victims, within the MPS limit") {
+    const std::vector<gs::node_spec> nodes{node(1, 1, gs::gpu_sharing::mps, 2)};
+    gs::ledger book(gs::cluster(gs::basic_catalog(), nodes));
+    const auto& c = book.state();
+    REQUIRE(place(book, job(1, gs::gpu_demand::replica())));
+    REQUIRE(place(book, job(2, gs::gpu_demand::replica())));
+    const gs::node_index n0{0};
+    const gs::task_request small{gs::gpu_demand::replica(4_gib), 1_cores, 1_gib, {}};
+    const gs::task_request big{gs::gpu_demand::replica(30_gib), 1_cores, 1_gib, {}};
+    const gs::task_allocation* none[] = {nullptr};
+    CHECK_FALSE(gs::node_fits_after(
+        c, n0, small, std::span<const gs::task_allocation* const>(none, std::size_t{0})));
+    const gs::task_allocation* victim[] = {&book.find(gs::job_id{1})->tasks[0]};
+    CHECK(gs::node_fits_after(c, n0, small, victim));
+    // 30 GiB is over the MPS limit (40 GiB / 2): freeing a replica does not help.
+    CHECK_FALSE(gs::node_fits_after(c, n0, big, victim));
   }
 
   TEST_CASE("a gang of replicas is placed whole or not at all") {
