@@ -253,6 +253,8 @@ TEST_SUITE("cluster/sharing") {
   }
 
   TEST_CASE("property: random mixed-mode clusters under random place/release streams") {
+    // Invariants (no replica over-commit, caches equal recomputed use) after every step; a
+    // refused gang leaves nothing behind; refused reconfigurations change nothing.
     std::int64_t replicas_granted = 0, refused_reconfigs = 0;
     for (std::uint64_t seed = 1; seed <= 40; ++seed) {
       CAPTURE(seed);
@@ -314,7 +316,12 @@ TEST_SUITE("cluster/sharing") {
           }
           const auto free_before = c.total_free_replicas();
           std::vector<gs::task_allocation> got;
-          if (place(book, j, &got)) {
+          // First, best or worst fit, at random: every packer keeps the laws.
+          const auto packer = gs::uniform_index(g, 3);
+          const bool ok = packer == 0   ? place(book, j, &got)
+                          : packer == 1 ? place(book, j, &got, gs::best_fit_packing{})
+                                        : place(book, j, &got, gs::worst_fit_packing{});
+          if (ok) {
             running.push_back(j.id);
             std::int64_t reps = 0;
             for (const auto& t : got) {
