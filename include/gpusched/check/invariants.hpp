@@ -4,10 +4,12 @@
 /// node CPU and memory should have free, and compares with the cluster's state. For users'
 /// tests, the simulator's debug mode, and our property tests.
 ///
-/// Checked: no GPU share, MIG slot, CPU or memory is over-committed; cluster free amounts and
-/// caches (free whole GPUs, totals) equal capacity minus what the ledger records; every running
-/// gang is whole (each group runs between its minimum and its count, every task's grants match
-/// its request, on its own node, on an allowed model); nodes out of service hold nothing and
+/// Checked: no GPU share, MIG slot, replica, CPU or memory is over-committed; cluster free
+/// amounts and caches (free whole GPUs, free replicas, totals) equal capacity minus what the
+/// ledger records; replica grants only on replicated GPUs and nothing else there; the MPS
+/// per-replica memory limit is memory / replicas and every replica's memory ask fits it; every
+/// running gang is whole (each group runs between its minimum and its count, every task's grants
+/// match its request, on its own node, on an allowed model); nodes out of service hold nothing and
 /// offer nothing to the indexes. O(nodes + GPUs + running tasks).
 #pragma once
 
@@ -59,6 +61,15 @@ inline bool grant_matches(const task_request& r, const task_allocation& a, const
       }
       return false;
     }
+    case gpu_demand_kind::replica: {
+      if (a.gpus.size() != 1 || !a.gpus[0].replica || a.gpus[0].milli != milli_gpu{0} ||
+          a.gpus[0].mig_slots != 0)
+        return false;
+      const auto& s = c.gpu(a.gpus[0].gpu);
+      const memory_mib limit =
+          s.sharing == gpu_sharing::mps ? s.replica_memory : c.catalog()[s.model].memory;
+      return r.gpu.gpu_memory <= limit;
+    }
   }
   return false;
 }
@@ -72,6 +83,7 @@ inline bool grant_matches(const task_request& r, const task_allocation& a, const
   std::vector<std::int64_t> milli(c.gpu_count(), 0);
   std::vector<mig_slot_mask> slots(c.gpu_count(), 0);
   std::vector<int> instances(c.gpu_count(), 0), media(c.gpu_count(), 0);
+  std::vector<int> replicas(c.gpu_count(), 0);
   std::vector<cpu_millis> cpu(c.node_count());
   std::vector<memory_mib> mem(c.node_count());
 
@@ -114,6 +126,7 @@ inline bool grant_matches(const task_request& r, const task_allocation& a, const
         slots[gi] = static_cast<mig_slot_mask>(slots[gi] | g.mig_slots);
         if (g.mig_slots != 0) ++instances[gi];
         if (g.media) ++media[gi];
+        if (g.replica) ++replicas[gi];
       }
     }
     for (std::size_t g = 0; g < per_group.size(); ++g) {
@@ -127,6 +140,8 @@ inline bool grant_matches(const task_request& r, const task_allocation& a, const
   }
 
   std::int64_t free_whole_total = 0;
+  std::int64_t free_replica_total = 0;
+  std::int64_t replica_total = 0;
   cpu_millis cpu_total{};
   memory_mib mem_total{};
   for (node_index n : c.nodes()) {
@@ -140,12 +155,31 @@ inline bool grant_matches(const task_request& r, const task_allocation& a, const
     cpu_total += c.cpu_free(n);
     mem_total += c.memory_free(n);
     int whole = 0;
+    int free_reps = 0;
     const auto lo = c.first_gpu(n).value();
     for (std::size_t k = 0; k < c.gpus(n).size(); ++k) {
       const auto gi = lo + k;
       const auto& g = c.gpu(gpu_index{static_cast<gpu_index::rep>(gi)});
       const std::string gw = "node " + nm + " gpu" + std::to_string(k);
       if (milli[gi] > whole_gpu_milli.value()) fail(gw + ": share over-committed");
+      replica_total += g.replicas;
+      if (g.replicated()) {
+        if (g.mig_enabled) fail(gw + ": replicated GPU in MIG mode");
+        if (milli[gi] != 0 || slots[gi] != 0) fail(gw + ": share or MIG slots on a replicated GPU");
+        if (g.free != milli_gpu{0}) fail(gw + ": replicated GPU offers a milli share");
+        if (g.replicas == 0) fail(gw + ": replicated GPU with no replicas");
+        if (replicas[gi] > g.replicas) fail(gw + ": replicas over-committed");
+        if (replicas[gi] != g.replicas_used) fail(gw + ": replica use mismatch");
+        const memory_mib limit = g.sharing == gpu_sharing::mps
+                                     ? memory_mib{c.catalog()[g.model].memory.value() / g.replicas}
+                                     : memory_mib{0};
+        if (g.replicas != 0 && g.replica_memory != limit)
+          fail(gw + ": per-replica memory limit mismatch");
+        free_reps += g.free_replicas();
+        continue;
+      }
+      if (replicas[gi] != 0 || g.replicas != 0 || g.replicas_used != 0)
+        fail(gw + ": replicas on an exclusive GPU");
       if (g.mig_enabled) {
         if (milli[gi] != 0) fail(gw + ": share granted on a MIG GPU");
         if (g.mig_used != slots[gi]) fail(gw + ": MIG slot occupancy mismatch");
@@ -158,11 +192,18 @@ inline bool grant_matches(const task_request& r, const task_allocation& a, const
         whole += g.whole_free() ? 1 : 0;
       }
     }
-    if (!c.available(n)) whole = 0;  // a node out of service offers nothing to the indexes
+    if (!c.available(n)) {  // a node out of service offers nothing to the indexes
+      whole = 0;
+      free_reps = 0;
+    }
     if (whole != c.free_whole_gpus(n)) fail("node " + nm + ": free whole GPU cache mismatch");
+    if (free_reps != c.free_replicas(n)) fail("node " + nm + ": free replica cache mismatch");
     free_whole_total += whole;
+    free_replica_total += free_reps;
   }
   if (free_whole_total != c.total_free_whole_gpus()) fail("cluster: free whole GPU total mismatch");
+  if (free_replica_total != c.total_free_replicas()) fail("cluster: free replica total mismatch");
+  if (replica_total != c.total_replicas()) fail("cluster: replica total mismatch");
   std::size_t down = 0;
   std::int64_t down_gpus = 0;
   for (node_index n : c.nodes()) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// What one task holds on one node: the node, CPU, memory, and a grant per GPU (a milli share,
-/// whole GPUs as 1000-milli grants, or a set of MIG memory slices). Plain values, no heap.
+/// whole GPUs as 1000-milli grants, a set of MIG memory slices, or one replica of a shared GPU).
+/// Plain values, no heap.
 #pragma once
 
 #include <cstdint>  // std::uint16_t
@@ -23,12 +24,14 @@ using gpu_index = strong_id<struct gpu_index_tag>;
 /// @brief A grant on one GPU.
 /// - whole GPU: `milli == 1000`, `mig_slots == 0`;
 /// - share: `0 < milli < 1000` (or 1000 for a full share), `mig_slots == 0`;
-/// - MIG instance: `milli == 0`, `mig_slots` the occupied memory slices, `media` for `+me`.
+/// - MIG instance: `milli == 0`, `mig_slots` the occupied memory slices, `media` for `+me`;
+/// - replica of a time-sliced / MPS GPU: `replica`, `milli == 0`, `mig_slots == 0`.
 struct gpu_grant {
   gpu_index gpu;
   milli_gpu milli{};
   mig_slot_mask mig_slots = 0;
   bool media = false;
+  bool replica = false;
   friend constexpr bool operator==(const gpu_grant&, const gpu_grant&) noexcept = default;
 };
 

@@ -1,7 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// The cluster: nodes with GPUs (model, free milli share, MIG slot occupancy), CPU, memory,
-/// labels and a topology handle; plus indexes that answer first-fit queries in O(log n).
+/// The cluster: nodes with GPUs (model, free milli share, MIG slot occupancy, sharing mode and
+/// replica use), CPU, memory, labels and a topology handle; plus indexes that answer first-fit
+/// queries in O(log n).
+///
+/// GPU sharing modes (`gpu_sharing`), per GPU: `exclusive` GPUs serve whole-GPU and milli-share
+/// demands (or MIG demands on MIG nodes); a GPU in `time_slicing` or `mps` mode is advertised as
+/// N replicas (NVIDIA device plugin style) and serves only `gpu_demand::replica`, at most N at a
+/// time (the oversubscription limit). MPS divides device memory evenly: each replica may use
+/// `memory / N`; time-slicing isolates no memory. Limitation: replicas are not charged to quotas
+/// or DRF shares (`gpu_demand::milli()` is 0 for them).
 ///
 /// State changes only through the `ledger` (see `workload/ledger.hpp`), which applies and undoes
 /// `task_allocation`s; everybody else sees a `const cluster&`.
@@ -12,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>  // std::move, std::pair
@@ -28,6 +37,29 @@
 
 GPUSCHED_BEGIN_NAMESPACE
 
+/// How one GPU is shared. A GPU is switched between modes only while idle
+/// (`ledger::configure_sharing`).
+enum class gpu_sharing : std::uint8_t {
+  exclusive,     ///< not replicated: whole GPUs, milli shares, or MIG instances (MIG nodes)
+  time_slicing,  ///< N replicas taking turns on the whole GPU; no memory isolation
+  mps,           ///< N replicas running concurrently (MPS); each limited to memory / N
+};
+
+[[nodiscard]] constexpr std::string_view to_string(gpu_sharing m) noexcept {
+  switch (m) {
+    case gpu_sharing::exclusive:
+      return "exclusive";
+    case gpu_sharing::time_slicing:
+      return "time-slicing";
+    case gpu_sharing::mps:
+      return "mps";
+  }
+  return "?";
+}
+
+/// The most replicas one GPU may be advertised as.
+inline constexpr int max_gpu_replicas = 255;
+
 /// @brief Description of one node, as given to the `cluster` constructor.
 struct node_spec {
   node_id id;
@@ -39,6 +71,10 @@ struct node_spec {
   memory_mib memory{};
   std::vector<std::pair<std::string, std::string>> labels;
   std::uint32_t topology = 0;  ///< handle into a topology description (0: none)
+  /// Sharing mode of every GPU of the node (change single GPUs with
+  /// `ledger::configure_sharing`); not with `mig_enabled`.
+  gpu_sharing sharing = gpu_sharing::exclusive;
+  int replicas = 0;  ///< time_slicing / mps: replicas per GPU, 1..max_gpu_replicas; else 0
 };
 
 /// @brief The state of one GPU.
@@ -50,10 +86,22 @@ struct gpu_state {
   std::uint8_t mig_instances = 0;    ///< MIG instances on this GPU
   bool mig_media_used = false;       ///< a `+me` instance exists
   bool mig_enabled = false;
+  gpu_sharing sharing = gpu_sharing::exclusive;
+  std::uint8_t replicas = 0;       ///< advertised replicas (0 when exclusive)
+  std::uint8_t replicas_used = 0;  ///< replicas granted
+  memory_mib replica_memory{};     ///< MPS: memory limit of one replica (memory / N); else 0
 
-  /// Whole and idle: can be granted as a whole GPU.
+  /// Whole and idle: can be granted as a whole GPU. (A replicated GPU has `free == 0`: it
+  /// offers no milli shares.)
   [[nodiscard]] constexpr bool whole_free() const noexcept {
     return !mig_enabled && free == whole_gpu_milli;
+  }
+  /// In time-slicing or MPS mode.
+  [[nodiscard]] constexpr bool replicated() const noexcept {
+    return sharing != gpu_sharing::exclusive;
+  }
+  [[nodiscard]] constexpr int free_replicas() const noexcept {
+    return static_cast<int>(replicas) - static_cast<int>(replicas_used);
   }
 };
 
@@ -61,7 +109,9 @@ struct gpu_state {
 ///
 /// Construction validates every node (@throws invalid_value_error naming node and field:
 /// duplicate id or name, negative CPU or memory, GPU count outside 0..16, unknown model, MIG
-/// mode on a model without MIG). Queries are O(1) unless stated; index queries O(log nodes).
+/// mode on a model without MIG, a sharing mode on a MIG node or without GPUs, replicas outside
+/// 1..max_gpu_replicas for a shared node or not 0 for an exclusive one). Queries are O(1) unless
+/// stated; index queries O(log nodes).
 class cluster {
  public:
   cluster() = default;
@@ -101,6 +151,7 @@ class cluster {
                                     "GPU model '" + s.gpu_model + "' has no MIG");
         }
       }
+      check_sharing(where, s.sharing, s.replicas, s.gpus > 0, s.mig_enabled);
     }
     // All checks passed: build (no exception below but std::bad_alloc).
     const std::size_t n = nodes.size();
@@ -125,6 +176,7 @@ class cluster {
         st.model = model;
         st.node = ni;
         st.mig_enabled = s.mig_enabled;
+        set_mode(st, s.sharing, s.replicas);
         gpus_.push_back(st);
       }
       position_.emplace(s.id, ni);
@@ -132,13 +184,16 @@ class cluster {
     max_node_gpus_.assign(catalog_.size(), 0);
     free_whole_.assign(n, 0);
     max_share_.assign(n, 0);
+    free_replicas_.assign(n, 0);
     down_.assign(n, 0);
     whole_tree_ = detail::max_tree(n, 0);
+    replica_tree_ = detail::max_tree(n, 0);
     share_tree_ = detail::max_tree(n, 0);
     cpu_tree_ = detail::max_tree(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       const node_index ni{static_cast<node_index::rep>(i)};
       total_gpus_ += gpu_count_[i];
+      for (const auto& g : gpus(ni)) total_replicas_ += g.replicas;
       total_free_cpu_ += cpu_free_[i];
       total_free_memory_ += memory_free_[i];
       max_node_cpu_ = std::max(max_node_cpu_, cpu_capacity_[i]);
@@ -197,6 +252,8 @@ class cluster {
   [[nodiscard]] milli_gpu max_free_share(node_index n) const noexcept {
     return milli_gpu{max_share_[n.value()]};
   }
+  /// Free replicas over the node's time-sliced and MPS GPUs (0 while out of service). O(1).
+  [[nodiscard]] int free_replicas(node_index n) const noexcept { return free_replicas_[n.value()]; }
   [[nodiscard]] bool has_mig(node_index n) const noexcept {
     const auto g = gpus(n);
     return !g.empty() && g.front().mig_enabled;
@@ -215,6 +272,9 @@ class cluster {
   [[nodiscard]] std::int64_t total_gpus() const noexcept { return total_gpus_; }
   /// Sum of `free_whole_gpus` over all nodes. O(1).
   [[nodiscard]] std::int64_t total_free_whole_gpus() const noexcept { return total_free_whole_; }
+  /// Replicas advertised by all GPUs, and the sum of `free_replicas` over all nodes. O(1).
+  [[nodiscard]] std::int64_t total_replicas() const noexcept { return total_replicas_; }
+  [[nodiscard]] std::int64_t total_free_replicas() const noexcept { return total_free_replicas_; }
   /// Sum of free CPU and free memory over all nodes. O(1).
   [[nodiscard]] cpu_millis total_free_cpu() const noexcept { return total_free_cpu_; }
   [[nodiscard]] memory_mib total_free_memory() const noexcept { return total_free_memory_; }
@@ -234,6 +294,10 @@ class cluster {
   [[nodiscard]] milli_gpu most_free_share_on_a_node() const noexcept {
     return milli_gpu{node_count() == 0 ? 0 : static_cast<std::int32_t>(share_tree_.max())};
   }
+  /// The most free replicas on any one node. O(1).
+  [[nodiscard]] int most_free_replicas_on_a_node() const noexcept {
+    return node_count() == 0 ? 0 : static_cast<int>(replica_tree_.max());
+  }
   [[nodiscard]] cpu_millis most_free_cpu_on_a_node() const noexcept {
     return cpu_millis{node_count() == 0 ? 0 : cpu_tree_.max()};
   }
@@ -251,13 +315,19 @@ class cluster {
                                                                 milli_gpu m) const {
     return found(share_tree_.find_first(from.value(), m.value()));
   }
+  /// First node at or after `from` with at least `k` free replicas (summed over its GPUs).
+  [[nodiscard]] std::optional<node_index> first_with_free_replicas(node_index from,
+                                                                   int k = 1) const {
+    return found(replica_tree_.find_first(from.value(), k));
+  }
   /// First node at or after `from` with at least `c` CPU free.
   [[nodiscard]] std::optional<node_index> first_with_free_cpu(node_index from, cpu_millis c) const {
     return found(cpu_tree_.find_first(from.value(), c.value()));
   }
 
   /// True when `a` can be applied: node exists, CPU and memory suffice, every grant is on a GPU
-  /// of that node, shares fit, MIG slots are free, and no GPU appears twice. O(grants).
+  /// of that node, shares fit, MIG slots are free, replicas are free on a replicated GPU (and
+  /// only there), and no GPU appears twice. O(grants).
   [[nodiscard]] bool can_apply(const task_allocation& a) const noexcept {
     if (a.node.value() >= node_count()) return false;
     const auto n = a.node.value();
@@ -273,7 +343,11 @@ class cluster {
         if (a.gpus[j].gpu == gr.gpu) return false;
       }
       const auto& g = gpus_[gr.gpu.value()];
-      if (g.mig_enabled) {
+      if (gr.replica || g.replicated()) {
+        if (!gr.replica || !g.replicated() || gr.milli != milli_gpu{0} || gr.mig_slots != 0 ||
+            gr.media || g.free_replicas() <= 0)
+          return false;
+      } else if (g.mig_enabled) {
         if (gr.milli != milli_gpu{0} || gr.mig_slots == 0) return false;
         if ((g.mig_used & gr.mig_slots) != 0) return false;
         if (gr.media && g.mig_media_used) return false;
@@ -326,7 +400,11 @@ class cluster {
     }
     for (const auto& gr : a.gpus) {
       auto& g = gpus_[gr.gpu.value()];
-      if (g.mig_enabled) {
+      if (gr.replica) {
+        GPUSCHED_ASSERT(sign > 0 ? g.replicas_used < g.replicas : g.replicas_used > 0);
+        g.replicas_used =
+            static_cast<std::uint8_t>(sign > 0 ? g.replicas_used + 1 : g.replicas_used - 1);
+      } else if (g.mig_enabled) {
         if (sign > 0) {
           g.mig_used = static_cast<mig_slot_mask>(g.mig_used | gr.mig_slots);
           ++g.mig_instances;
@@ -360,23 +438,80 @@ class cluster {
     cpu_tree_.set(n, up ? cpu_free_[n].value() : 0);
   }
 
+  /// Validates a sharing mode and replica count (`has_gpus`: the node or GPU exists; `mig`: it is
+  /// in MIG mode). @throws invalid_value_error naming `where` and the field.
+  static void check_sharing(const std::string& where, gpu_sharing mode, int replicas, bool has_gpus,
+                            bool mig) {
+    if (mode == gpu_sharing::exclusive) {
+      if (replicas != 0) {
+        throw invalid_value_error(error_id::inconsistent, where, "replicas",
+                                  std::to_string(replicas),
+                                  "an exclusive GPU advertises no replicas (must be 0)");
+      }
+      return;
+    }
+    const std::string m(to_string(mode));
+    if (!has_gpus) {
+      throw invalid_value_error(error_id::inconsistent, where, "sharing", m,
+                                "a node without GPUs cannot share them");
+    }
+    if (mig) {
+      throw invalid_value_error(error_id::inconsistent, where, "sharing", m,
+                                "GPUs in MIG mode cannot be time-sliced or shared with MPS");
+    }
+    if (replicas < 1 || replicas > max_gpu_replicas) {
+      throw invalid_value_error(error_id::invalid_value, where, "replicas",
+                                std::to_string(replicas),
+                                "must be 1.." + std::to_string(max_gpu_replicas) + " for " + m);
+    }
+  }
+
+  /// Sets an idle GPU's mode fields. @pre `check_sharing` passed; the GPU holds nothing.
+  void set_mode(gpu_state& g, gpu_sharing mode, int replicas) const noexcept {
+    g.sharing = mode;
+    g.replicas = static_cast<std::uint8_t>(mode == gpu_sharing::exclusive ? 0 : replicas);
+    g.replicas_used = 0;
+    g.free = mode == gpu_sharing::exclusive ? whole_gpu_milli : milli_gpu{0};
+    g.replica_memory = mode == gpu_sharing::mps && g.model.valid()
+                           ? memory_mib{catalog_[g.model].memory.value() / replicas}
+                           : memory_mib{0};
+  }
+
+  /// Switches idle GPU `gi` to `mode`. @pre validated and idle (the ledger checks). O(GPUs of
+  /// node + log n).
+  void set_sharing(gpu_index gi, gpu_sharing mode, int replicas) noexcept {
+    auto& g = gpus_[gi.value()];
+    total_replicas_ -= g.replicas;
+    set_mode(g, mode, replicas);
+    total_replicas_ += g.replicas;
+    refresh(g.node);
+  }
+
   /// Recomputes the node's cached GPU aggregates and their index entries. O(GPUs of node).
   void refresh(node_index ni) noexcept {
     const auto n = ni.value();
     int whole = 0;
+    int replicas = 0;
     std::int32_t share = 0;
     if (down_[n] == 0) {
       for (const auto& g : gpus(ni)) {
+        if (g.replicated()) {
+          replicas += g.free_replicas();
+          continue;
+        }
         if (g.mig_enabled) continue;
         if (g.whole_free()) ++whole;
         share = std::max(share, g.free.value());
       }
     }
     total_free_whole_ += whole - free_whole_[n];
+    total_free_replicas_ += replicas - free_replicas_[n];
     free_whole_[n] = whole;
+    free_replicas_[n] = replicas;
     max_share_[n] = share;
     whole_tree_.set(n, whole);
     share_tree_.set(n, share);
+    replica_tree_.set(n, replicas);
   }
 
   gpu_catalog catalog_;
@@ -392,6 +527,7 @@ class cluster {
   std::vector<gpu_model_id> node_model_;
   std::vector<int> free_whole_;
   std::vector<std::int32_t> max_share_;
+  std::vector<int> free_replicas_;
   std::vector<std::uint8_t> down_;  // 1: out of service
   std::size_t down_count_ = 0;
   std::int64_t down_gpus_ = 0;
@@ -400,9 +536,11 @@ class cluster {
   // GPUs
   std::vector<gpu_state> gpus_;
   // indexes and totals
-  detail::max_tree whole_tree_, share_tree_, cpu_tree_;
+  detail::max_tree whole_tree_, share_tree_, cpu_tree_, replica_tree_;
   std::int64_t total_gpus_ = 0;
   std::int64_t total_free_whole_ = 0;
+  std::int64_t total_replicas_ = 0;
+  std::int64_t total_free_replicas_ = 0;
   cpu_millis total_free_cpu_{};
   memory_mib total_free_memory_{};
   cpu_millis max_node_cpu_{};

@@ -46,7 +46,15 @@ enum class reason_code : std::uint8_t {
 };
 
 /// The resource a reason is about.
-enum class resource_kind : std::uint8_t { none, gpu, gpu_share, mig_slot, cpu, memory };
+enum class resource_kind : std::uint8_t {
+  none,
+  gpu,
+  gpu_share,
+  mig_slot,
+  cpu,
+  memory,
+  gpu_replica,  ///< a replica of a time-sliced / MPS GPU
+};
 
 constexpr std::string_view to_string(verdict v) noexcept {
   switch (v) {
@@ -102,6 +110,8 @@ constexpr std::string_view to_string(resource_kind r) noexcept {
       return "CPU millicores";
     case resource_kind::memory:
       return "MiB memory";
+    case resource_kind::gpu_replica:
+      return "GPU replicas";
   }
   return "?";
 }
@@ -110,7 +120,9 @@ constexpr std::string_view to_string(resource_kind r) noexcept {
 /// `500 milli-GPU`.
 inline std::string amount_text(std::int64_t n, resource_kind r) {
   std::string unit(to_string(r));
-  if (n == 1 && (r == resource_kind::gpu || r == resource_kind::mig_slot)) unit.pop_back();
+  if (n == 1 &&
+      (r == resource_kind::gpu || r == resource_kind::mig_slot || r == resource_kind::gpu_replica))
+    unit.pop_back();
   return std::to_string(n) + " " + unit;
 }
 
@@ -262,7 +274,7 @@ struct decision {
 
 /// Renders a placement, one entry per task: `node` (CPU-only), `node[gpu0-3]` (whole GPUs,
 /// node-local indices, runs compressed), `node[gpu1:250m]` (a share), `node[gpu0:mig0-3]` (a MIG
-/// instance on memory slices 0..3).
+/// instance on memory slices 0..3), `node[gpu0:replica]` (a replica of a time-sliced / MPS GPU).
 inline std::string describe_placement(const std::vector<task_allocation>& p, const cluster& c) {
   std::string out;
   for (const auto& a : p) {
@@ -275,6 +287,11 @@ inline std::string describe_placement(const std::vector<task_allocation>& p, con
       const auto& g = a.gpus[k];
       const auto local = g.gpu.value() - base;
       out += (k != 0 ? "," : "") + std::string("gpu") + std::to_string(local);
+      if (g.replica) {
+        out += ":replica";
+        ++k;
+        continue;
+      }
       if (g.mig_slots != 0) {
         const int lo = std::countr_zero(static_cast<unsigned>(g.mig_slots));
         const int hi = 31 - std::countl_zero(static_cast<unsigned>(g.mig_slots));

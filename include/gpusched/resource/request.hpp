@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// What one task asks for: a GPU demand (none, whole GPUs, a milli share of one GPU, or one MIG
-/// instance), CPU, memory, and the GPU models it may run on.
+/// What one task asks for: a GPU demand (none, whole GPUs, a milli share of one GPU, one MIG
+/// instance, or one replica of a time-sliced / MPS GPU), CPU, memory, and the GPU models it may
+/// run on.
 #pragma once
 
 #include <cstdint>  // std::uint8_t
@@ -16,10 +17,11 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// The kind of GPU a task needs.
 enum class gpu_demand_kind : std::uint8_t {
-  none,   ///< CPU-only task (a launcher, a parameter server)
-  whole,  ///< `count` whole GPUs on one node, exclusively
-  share,  ///< a share (1..1000 milli) of one GPU, co-located with other shares
-  mig,    ///< one MIG instance of the given slice geometry
+  none,     ///< CPU-only task (a launcher, a parameter server)
+  whole,    ///< `count` whole GPUs on one node, exclusively
+  share,    ///< a share (1..1000 milli) of one GPU, co-located with other shares
+  mig,      ///< one MIG instance of the given slice geometry
+  replica,  ///< one replica of a GPU in time-slicing or MPS sharing mode (see `gpu_sharing`)
 };
 
 /// @brief A task's GPU demand. Build it with the named constructors.
@@ -29,22 +31,31 @@ struct gpu_demand {
   milli_gpu share{};             ///< share: thousandths of one GPU
   std::uint8_t mig_compute = 0;  ///< mig: compute slices
   std::uint8_t mig_memory = 0;   ///< mig: memory slices
+  /// replica: device memory the task needs on its GPU (0: no ask). Checked against the MPS
+  /// per-replica limit (device memory / replicas); on a time-sliced GPU, which isolates no
+  /// memory, against the device memory.
+  memory_mib gpu_memory{};
 
   static constexpr gpu_demand none() noexcept { return {}; }
   static constexpr gpu_demand whole(gpu_count n) noexcept {
-    return {gpu_demand_kind::whole, n, {}, 0, 0};
+    return {gpu_demand_kind::whole, n, {}, 0, 0, {}};
   }
   static constexpr gpu_demand fraction(milli_gpu m) noexcept {
-    return {gpu_demand_kind::share, {}, m, 0, 0};
+    return {gpu_demand_kind::share, {}, m, 0, 0, {}};
   }
   static constexpr gpu_demand mig(std::uint8_t compute, std::uint8_t memory) noexcept {
-    return {gpu_demand_kind::mig, {}, {}, compute, memory};
+    return {gpu_demand_kind::mig, {}, {}, compute, memory, {}};
+  }
+  /// One replica of a shared (time-sliced or MPS) GPU, optionally with a device-memory ask.
+  static constexpr gpu_demand replica(memory_mib gpu_memory = {}) noexcept {
+    return {gpu_demand_kind::replica, {}, {}, 0, 0, gpu_memory};
   }
   /// Whole GPUs asked for (0 unless `whole`).
   [[nodiscard]] constexpr gpu_count whole_gpus() const noexcept {
     return kind == gpu_demand_kind::whole ? count : gpu_count{0};
   }
-  /// The demand in milli-GPU (whole: count x 1000; share: the share; MIG and none: 0).
+  /// The demand in milli-GPU (whole: count x 1000; share: the share; MIG, replica, none: 0).
+  /// Replicas are not charged in milli-GPU: quotas and DRF shares do not see them yet.
   [[nodiscard]] constexpr milli_gpu milli() const noexcept {
     switch (kind) {
       case gpu_demand_kind::whole:
@@ -73,7 +84,7 @@ inline constexpr int max_gpus_per_node = 16;
 /// Checks a request's values. `where` names the request in messages (e.g. `job 7 group
 /// 'worker'`). @throws invalid_value_error naming the field and value: negative CPU or memory,
 /// zero or negative whole count, a count above `max_gpus_per_node`, a share outside 1..1000,
-/// zero MIG slices, or an allowed model not in `catalog`.
+/// zero MIG slices, a negative replica memory ask, or an allowed model not in `catalog`.
 inline void validate(const task_request& r, const gpu_catalog& catalog, const std::string& where) {
   if (r.cpu < cpu_millis{0}) {
     throw invalid_value_error(error_id::invalid_value, where, "cpu", std::to_string(r.cpu.value()),
@@ -107,6 +118,13 @@ inline void validate(const task_request& r, const gpu_catalog& catalog, const st
             error_id::invalid_value, where, "gpu.mig",
             std::to_string(r.gpu.mig_compute) + "c/" + std::to_string(r.gpu.mig_memory) + "m",
             "a MIG demand needs compute and memory slices");
+      }
+      break;
+    case gpu_demand_kind::replica:
+      if (r.gpu.gpu_memory < memory_mib{0}) {
+        throw invalid_value_error(error_id::invalid_value, where, "gpu.gpu_memory",
+                                  std::to_string(r.gpu.gpu_memory.value()),
+                                  "a replica's memory ask must not be negative");
       }
       break;
   }

@@ -125,6 +125,48 @@ class ledger {
     cluster_.set_available(n, up);
   }
 
+  /// Switches GPU `gpu` (0-based on node `n`) to sharing `mode` with `replicas` replicas (0 for
+  /// `exclusive`); see `gpu_sharing`. Allowed only on an idle GPU: nothing granted on it (no
+  /// share, no replica). @throws invalid_value_error naming the field: (unknown_id) `n` not a
+  /// node position or `gpu` not a GPU of it; (inconsistent) the GPU is busy or in MIG mode, or
+  /// `replicas` is not 0 for `exclusive`; (invalid_value) `replicas` outside
+  /// 1..max_gpu_replicas. Nothing changes then. O(GPUs of node + log n).
+  void configure_sharing(node_index n, int gpu, gpu_sharing mode, int replicas) {
+    GPUSCHED_EXPECTS(!tx_open_);
+    if (n.value() >= cluster_.node_count()) {
+      throw invalid_value_error(error_id::unknown_id, "ledger", "node", std::to_string(n.value()),
+                                "no such node position");
+    }
+    const std::string where = "node " + cluster_.name(n) + " gpu " + std::to_string(gpu);
+    const auto gpus = cluster_.gpus(n);
+    if (gpu < 0 || static_cast<std::size_t>(gpu) >= gpus.size()) {
+      throw invalid_value_error(error_id::unknown_id, "node " + cluster_.name(n), "gpu",
+                                std::to_string(gpu),
+                                "the node has " + std::to_string(gpus.size()) + " GPUs");
+    }
+    const gpu_state& g = gpus[static_cast<std::size_t>(gpu)];
+    if (g.mig_enabled) {
+      throw invalid_value_error(error_id::inconsistent, where, "sharing",
+                                std::string(to_string(mode)),
+                                "the GPU is in MIG mode; its sharing mode cannot change");
+    }
+    cluster::check_sharing(where, mode, replicas, true, false);
+    const bool busy = g.replicated() ? g.replicas_used != 0 : g.free != whole_gpu_milli;
+    if (busy) {
+      const std::string held =
+          g.replicated()
+              ? std::to_string(g.replicas_used) + " of " + std::to_string(g.replicas) +
+                    " replicas in use"
+              : std::to_string(whole_gpu_milli.value() - g.free.value()) + " milli-GPU in use";
+      throw invalid_value_error(
+          error_id::inconsistent, where, "sharing", std::string(to_string(mode)),
+          "the GPU is busy (" + held + "); its sharing mode changes only while idle");
+    }
+    cluster_.set_sharing(
+        gpu_index{cluster_.first_gpu(n).value() + static_cast<gpu_index::rep>(gpu)}, mode,
+        replicas);
+  }
+
   /// Opens a transaction. @pre no other transaction of this ledger is open.
   [[nodiscard]] transaction begin() noexcept;
 

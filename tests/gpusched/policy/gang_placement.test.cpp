@@ -67,6 +67,13 @@ bool brute_force(gs::ledger::transaction& tx, const std::vector<const gs::task_r
           }
         }
         break;
+      case gs::gpu_demand_kind::replica:
+        for (unsigned g = 0; g < gpus.size(); ++g) {
+          auto b = a;
+          b.gpus.push_back({gs::gpu_index{base + g}, 0_mgpu, 0, false, true});
+          options.push_back(b);
+        }
+        break;
     }
     for (auto& o : options) {
       ++steps;

@@ -3,7 +3,10 @@
 /// Classic `best_fit_packing` and `worst_fit_packing`: the node that leaves the least (most)
 /// free GPU milli after the placement (CPU-only requests: free CPU), ties to the lowest node;
 /// on it, a share goes to the GPU with the least (most) free share that fits, whole GPUs to the
-/// lowest idle ones, MIG instances to the lowest free slot (as first-fit).
+/// lowest idle ones, MIG instances to the lowest free slot (as first-fit). Replica requests:
+/// the node with the fewest (most) free replicas after the placement, and on it the replicated
+/// GPU with the fewest (most) free replicas that fits (best fit packs replicas, like the NVIDIA
+/// device plugin's `packed` policy; worst fit spreads them, like its default `distributed`).
 #pragma once
 
 #include <bit>  // std::popcount
@@ -33,6 +36,7 @@ struct extreme_fit_packing {
   [[nodiscard]] static std::int64_t leftover(const cluster& c, const task_allocation& a,
                                              const task_request& r) noexcept {
     if (r.gpu.kind == gpu_demand_kind::none) return (c.cpu_free(a.node) - r.cpu).value();
+    if (r.gpu.kind == gpu_demand_kind::replica) return c.free_replicas(a.node) - 1;
     std::int64_t left = 0;
     for (const auto& g : c.gpus(a.node)) left += g.mig_enabled ? 0 : g.free.value();
     for (const auto& gr : a.gpus) left -= gr.milli.value();
@@ -50,11 +54,23 @@ struct extreme_fit_packing {
   [[nodiscard]] std::optional<task_allocation> fit(const schedule_context& ctx, node_index n,
                                                    const task_request& r) const noexcept {
     auto a = first_fit_packing{}.fit(ctx, n, r);
-    if (!a || r.gpu.kind != gpu_demand_kind::share) return a;
+    if (!a) return a;
     const cluster& c = ctx.state();
     const auto gpus = c.gpus(n);
     const auto first = c.first_gpu(n).value();
     int pick = -1;
+    if (r.gpu.kind == gpu_demand_kind::replica) {
+      for (std::size_t i = 0; i < gpus.size(); ++i) {
+        if (!replica_fits(c, gpus[i], r.gpu)) continue;
+        const int f = gpus[i].free_replicas();
+        if (pick < 0 || (Worst ? f > gpus[static_cast<std::size_t>(pick)].free_replicas()
+                               : f < gpus[static_cast<std::size_t>(pick)].free_replicas()))
+          pick = static_cast<int>(i);
+      }
+      a->gpus[0].gpu = gpu_index{static_cast<gpu_index::rep>(first + static_cast<unsigned>(pick))};
+      return a;
+    }
+    if (r.gpu.kind != gpu_demand_kind::share) return a;
     for (std::size_t i = 0; i < gpus.size(); ++i) {
       if (gpus[i].mig_enabled || gpus[i].free < r.gpu.share) continue;
       if (pick < 0) {

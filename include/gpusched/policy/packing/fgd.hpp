@@ -63,7 +63,8 @@ struct fgd_pod_shape {
     return static_cast<std::int64_t>(milli) * gpus;
   }
   [[nodiscard]] bool is_share() const noexcept { return gpus == 1 && milli < 1000; }
-  /// The shape of a (non-MIG) request; MIG requests have none.
+  /// The shape of a (non-MIG, non-replica) request; MIG and replica requests have none (the FGD
+  /// policies pack them first-fit).
   [[nodiscard]] static std::optional<fgd_pod_shape> of(const task_request& r) noexcept {
     fgd_pod_shape s;
     s.cpu = r.cpu.value();
@@ -80,6 +81,7 @@ struct fgd_pod_shape {
         s.gpus = 1;
         return s;
       case gpu_demand_kind::mig:
+      case gpu_demand_kind::replica:
         return std::nullopt;
     }
     return std::nullopt;

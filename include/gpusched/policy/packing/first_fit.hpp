@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// `first_fit_packing`: the lowest-positioned node that fits, and on it the lowest-indexed GPUs
-/// (whole), the first GPU with enough free share (fraction), or the lowest free MIG placement.
+/// (whole), the first GPU with enough free share (fraction), the lowest free MIG placement, or
+/// the lowest replicated GPU with a free replica whose memory limit covers the ask (replica).
 /// Also the shared per-node fit helpers other packers build on.
 #pragma once
 
@@ -41,6 +42,21 @@ GPUSCHED_BEGIN_NAMESPACE
     if ((s.mig_used & slots) == 0) return gpu_grant{g, milli_gpu{0}, slots, p->media_extension};
   }
   return std::nullopt;
+}
+
+/// True when replicated GPU `g` can take one more replica of demand `d`: a replica is free and
+/// `d.gpu_memory` fits the per-replica limit (MPS: memory / N; time-slicing: device memory). O(1).
+[[nodiscard]] inline bool replica_fits(const cluster& c, const gpu_state& g,
+                                       const gpu_demand& d) noexcept {
+  if (!g.replicated() || g.free_replicas() <= 0) return false;
+  const memory_mib limit =
+      g.sharing == gpu_sharing::mps ? g.replica_memory : c.catalog()[g.model].memory;
+  return d.gpu_memory <= limit;
+}
+
+/// A replica grant on GPU `g`.
+[[nodiscard]] constexpr gpu_grant replica_grant(gpu_index g) noexcept {
+  return gpu_grant{g, milli_gpu{0}, 0, false, true};
 }
 
 /// @brief First-fit packing. Stateless; `pack` walks the cluster's indexes so a query costs
@@ -94,6 +110,16 @@ struct first_fit_packing {
         }
         return std::nullopt;
       }
+      case gpu_demand_kind::replica: {
+        if (c.free_replicas(n) <= 0) return std::nullopt;
+        for (std::size_t i = 0; i < gpus.size(); ++i) {
+          if (replica_fits(c, gpus[i], r.gpu)) {
+            a.gpus.push_back(replica_grant(gpu_index{static_cast<gpu_index::rep>(first + i)}));
+            return a;
+          }
+        }
+        return std::nullopt;
+      }
     }
     return std::nullopt;
   }
@@ -116,6 +142,9 @@ struct first_fit_packing {
           break;
         case gpu_demand_kind::share:
           n = c.first_with_free_share(from, r.gpu.share);
+          break;
+        case gpu_demand_kind::replica:
+          n = c.first_with_free_replicas(from);
           break;
         default:
           n = c.first_with_free_cpu(from, r.cpu);

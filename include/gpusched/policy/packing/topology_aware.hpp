@@ -100,6 +100,9 @@ class topology_packing {
         case gpu_demand_kind::share:
           n = c.first_with_free_share(from, r.gpu.share);
           break;
+        case gpu_demand_kind::replica:
+          n = c.first_with_free_replicas(from);
+          break;
         default:
           n = c.first_with_free_cpu(from, r.cpu);
           break;

@@ -15,27 +15,33 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief Why task group `g` of `j` could not be placed, judged on the state before `tx`'s
 /// placements (it adds back what `tx` placed). Reports `insufficient` when the cluster lacks the
-/// gang's total whole GPUs, CPU or memory; otherwise `no_fit` naming the dimension no node can
-/// offer a task of group `g` (its GPUs, else its CPU) with the most any single node offers; when
-/// each dimension fits on some node but never together, `no_fit` on GPUs with `available` >=
-/// `needed`, which `describe` words as "not together". O(tasks placed + groups): totals and maxima
-/// come from the indexes.
+/// gang's total whole GPUs, GPU replicas, CPU or memory; otherwise `no_fit` naming the dimension no
+/// node can offer a task of group `g` (its GPUs, else its CPU) with the most any single node
+/// offers; when each dimension fits on some node but never together, `no_fit` on GPUs with
+/// `available` >= `needed`, which `describe` words as "not together". O(tasks placed + groups):
+/// totals and maxima come from the indexes.
 [[nodiscard]] inline reason diagnose_unplaced(const ledger::transaction& tx, const job_spec& j,
                                               std::size_t g) {
   const cluster& c = tx.state();
   std::int64_t placed_gpus = 0;
+  std::int64_t placed_replicas = 0;
   cpu_millis placed_cpu{};
   memory_mib placed_mem{};
   for (const auto& a : tx.placed()) {
-    for (const auto& gr : a.gpus) placed_gpus += gr.milli == whole_gpu_milli ? 1 : 0;
+    for (const auto& gr : a.gpus) {
+      placed_gpus += gr.milli == whole_gpu_milli ? 1 : 0;
+      placed_replicas += gr.replica ? 1 : 0;
+    }
     placed_cpu += a.cpu;
     placed_mem += a.memory;
   }
   cpu_millis need_cpu{};
   memory_mib need_mem{};
+  std::int64_t need_replicas = 0;
   for (const auto& grp : j.groups) {
     need_cpu += grp.request.cpu * grp.count;
     need_mem += grp.request.memory * grp.count;
+    if (grp.request.gpu.kind == gpu_demand_kind::replica) need_replicas += grp.count;
   }
   const auto free_gpus = c.total_free_whole_gpus() + placed_gpus;
   if (j.whole_gpus().value() > free_gpus) {
@@ -43,6 +49,16 @@ GPUSCHED_BEGIN_NAMESPACE
             resource_kind::gpu,
             j.whole_gpus().value(),
             free_gpus,
+            -1,
+            {},
+            {}};
+  }
+  const auto free_replicas = c.total_free_replicas() + placed_replicas;
+  if (need_replicas > free_replicas) {
+    return {reason_code::insufficient,
+            resource_kind::gpu_replica,
+            need_replicas,
+            free_replicas,
             -1,
             {},
             {}};
@@ -72,7 +88,8 @@ GPUSCHED_BEGIN_NAMESPACE
   const bool gpus_fit_somewhere =
       (r.gpu.kind == gpu_demand_kind::whole &&
        c.most_free_gpus_on_a_node() >= r.gpu.count.value()) ||
-      (r.gpu.kind == gpu_demand_kind::share && c.most_free_share_on_a_node() >= r.gpu.share);
+      (r.gpu.kind == gpu_demand_kind::share && c.most_free_share_on_a_node() >= r.gpu.share) ||
+      (r.gpu.kind == gpu_demand_kind::replica && c.most_free_replicas_on_a_node() >= 1);
   if (gpus_fit_somewhere && r.cpu > c.most_free_cpu_on_a_node()) {
     return {reason_code::no_fit,
             resource_kind::cpu,
@@ -101,6 +118,14 @@ GPUSCHED_BEGIN_NAMESPACE
               {}};
     case gpu_demand_kind::mig:
       return {reason_code::no_fit, resource_kind::mig_slot, r.gpu.mig_memory, 0, gi, {}, {}};
+    case gpu_demand_kind::replica:
+      return {reason_code::no_fit,
+              resource_kind::gpu_replica,
+              1,
+              c.most_free_replicas_on_a_node(),
+              gi,
+              {},
+              {}};
     case gpu_demand_kind::none:
       break;
   }

@@ -214,6 +214,9 @@ struct gang_placement {
           case gpu_demand_kind::share:
             n = c.first_with_free_share(from, r.gpu.share);
             break;
+          case gpu_demand_kind::replica:
+            n = c.first_with_free_replicas(from);
+            break;
           default:
             n = c.first_with_free_cpu(from, r.cpu);
             break;
@@ -320,6 +323,20 @@ struct gang_placement {
                               p->media_extension});
             out.push_back(b);
           }
+        }
+        return;
+      }
+      case gpu_demand_kind::replica: {
+        // GPUs with the same free replicas and mode are interchangeable.
+        std::vector<std::pair<int, gpu_sharing>> seen;
+        for (std::size_t k = 0; k < gpus.size(); ++k) {
+          if (!replica_fits(c, gpus[k], r.gpu)) continue;
+          const std::pair<int, gpu_sharing> key{gpus[k].free_replicas(), gpus[k].sharing};
+          if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+          seen.push_back(key);
+          auto b = a;
+          b.gpus.push_back(replica_grant(gpu_index{base + static_cast<gpu_index::rep>(k)}));
+          out.push_back(b);
         }
         return;
       }

@@ -366,6 +366,7 @@ class checkpoint_aware_preemption {
           d.k = g.request.gpu.mig_memory;
           need_.slices += d.k * d.count;
           break;
+        case gpu_demand_kind::replica:  // not modelled: no plan frees replicas (see `cap`)
         case gpu_demand_kind::none:
           break;
       }
@@ -395,6 +396,11 @@ class checkpoint_aware_preemption {
         break;
       case gpu_demand_kind::mig:
         c = mig ? std::min(c, r.slices / std::max<std::int64_t>(d.k, 1)) : 0;
+        break;
+      case gpu_demand_kind::replica:
+        // Replicas of time-sliced / MPS GPUs are not modelled here: no node helps, so this
+        // policy proposes no preemption for replica demands (kube_default does).
+        c = 0;
         break;
       case gpu_demand_kind::none:
         break;

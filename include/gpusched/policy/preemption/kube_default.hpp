@@ -39,7 +39,8 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief True when one task of `r` fits on node `n` once the allocations `freed` (any node;
 /// only those on `n` count) are returned. Exact for every demand kind (whole GPUs, a share, a
-/// MIG instance at a valid placement), CPU, memory and allowed models. O(GPUs of n + freed
+/// MIG instance at a valid placement, a replica within its memory limit), CPU, memory and
+/// allowed models. O(GPUs of n + freed
 /// grants).
 [[nodiscard]] inline bool node_fits_after(const cluster& c, node_index n, const task_request& r,
                                           std::span<const task_allocation* const> freed) {
@@ -49,9 +50,11 @@ GPUSCHED_BEGIN_NAMESPACE
   const auto first = c.first_gpu(n).value();
   std::int32_t milli[max_gpus_per_node] = {};
   mig_slot_mask used[max_gpus_per_node] = {};
+  int reps[max_gpus_per_node] = {};
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     milli[i] = gpus[i].free.value();
     used[i] = gpus[i].mig_used;
+    reps[i] = gpus[i].free_replicas();
   }
   for (const task_allocation* a : freed) {
     if (a->node != n) continue;
@@ -61,6 +64,7 @@ GPUSCHED_BEGIN_NAMESPACE
       const auto i = g.gpu.value() - first;
       milli[i] += g.milli.value();
       used[i] = static_cast<mig_slot_mask>(used[i] & ~g.mig_slots);
+      if (g.replica) ++reps[i];
     }
   }
   if (r.cpu.value() > cpu || r.memory.value() > mem) return false;
@@ -90,6 +94,15 @@ GPUSCHED_BEGIN_NAMESPACE
             return true;
           }
         }
+      }
+      return false;
+    case gpu_demand_kind::replica:
+      for (std::size_t i = 0; i < gpus.size(); ++i) {
+        if (!gpus[i].replicated() || reps[i] <= 0) continue;
+        const memory_mib limit = gpus[i].sharing == gpu_sharing::mps
+                                     ? gpus[i].replica_memory
+                                     : c.catalog()[gpus[i].model].memory;
+        if (r.gpu.gpu_memory <= limit) return true;
       }
       return false;
     case gpu_demand_kind::none:
