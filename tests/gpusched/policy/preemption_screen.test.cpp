@@ -124,6 +124,32 @@ TEST_SUITE("policy/preemption/screen") {
     CHECK(same * 10 >= planned * 8);
   }
 
+  TEST_CASE("a node plan counts every task its job runs on the node") {
+    // Node 0: job 1 runs two 4-GPU tasks (checkpointed 10 s ago: 80 GPU-seconds to evict).
+    // Node 1: eight 1-GPU jobs checkpointed 100 s ago (800 together). The preemptor needs a
+    // whole node; with more candidates than `exact_limit` the heuristic's node plans decide:
+    // node 0's plan must count both tasks of job 1 (it frees the whole node), not only one.
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 8)));
+    auto pair = whole_gpu_job(1, 2, 4, 0);
+    pair.checkpoint.last = t_now - gs::seconds(10);
+    REQUIRE(run_on(book, pair, {0, 0}, gs::at(gs::seconds(0))));
+    for (unsigned id = 2; id < 10; ++id) {
+      auto j = whole_gpu_job(id, 1, 1, 0);
+      j.checkpoint.last = t_now - gs::seconds(100);
+      REQUIRE(run_on(book, j, {1}, gs::at(gs::seconds(0))));
+    }
+    gs::checkpoint_aware_options o;
+    o.exact_limit = 2;
+    o.screen_nodes = 0;
+    gs::checkpoint_aware_preemption policy(o);
+    const auto pre = whole_gpu_job(100, 1, 8, 5);
+    const auto plan = select_in(policy, book, pre);
+    CHECK_FALSE(policy.last_stats().exact);  // the heuristic ran
+    REQUIRE(plan.victims.size() == 1);
+    CHECK(plan.victims[0] == gs::job_id{1});
+    CHECK(plan.lost_gpu_seconds == doctest::Approx(80.0));
+  }
+
   TEST_CASE("the screen's lower bound never changes the plan (against every node plan computed)") {
     // Seeded random clusters (whole-GPU jobs of 1-2 tasks, some elastic, some on one node,
     // plus half-GPU jobs sharing GPUs; some jobs recently preempted): the screen with its

@@ -47,8 +47,9 @@
 ///    only on sets passing the bound. Bounded by `enumeration_budget` subsets and `max_probes`
 ///    probes; `last_stats().exact` says whether the search completed.
 /// 4. Heuristic (more candidates): *node plans* (per helpful node, its cheapest options per
-///    GPU freed there until the node can host one more preemptor task), taken cheapest per
-///    task gained until the bound holds; then the exact search, limited to `heuristic_budget`
+///    GPU freed there until the node can host one more preemptor task; an option counts
+///    everything it releases on the node, e.g. both tasks of a job with two there), taken cheapest
+///    per task gained until the bound holds; then the exact search, limited to `heuristic_budget`
 ///    subsets, over the jobs of those plans and the next ones (up to `exact_limit` jobs); if
 ///    that finds nothing, more plans until the probe passes, then a reprieve pass (drop the
 ///    most expensive victims while the preemptor still fits). Its optimality gap is measured
@@ -57,11 +58,18 @@
 ///    + 2 x (preemptor tasks) nodes are helpful, every helpful node's plan of step 4 is
 ///    estimated from compact copies made in the one pass over the running jobs (each job's
 ///    eviction and shrink costs computed once, in that pass, while it is in cache; per node,
-///    its tasks' options sorted by cost per GPU freed until the node hosts one more task),
+///    its tasks' options sorted by cost per GPU freed until the node hosts one more task;
+///    unlike the node plans it counts only the ranked task of a job with several there),
 ///    and only the nodes with the cheapest estimates per task gained are searched (options
-///    are built for their jobs only). If they give no plan (e.g. set-level quota or
-///    fair-share conditions rule their victims out), all helpful nodes are searched:
-///    screening never turns a feasible preemption into none. `last_stats()` reports
+///    are built for their jobs only). Nodes are ranked in one pass keeping the best so far;
+///    a node whose *lower bound* already ranks after the worst of them is skipped without
+///    sorting or walking its tasks (the bound: the GPU milli the node must free for one more
+///    task of the least demanding group, `need`; only tasks freeing at most the `slack` left
+///    by all its tasks can stay, so the plan costs at least the sum of all minus theirs, over
+///    at most `max_gain` tasks gained). Exact: the kept nodes are those of a full ranking
+///    (`screen_bound = false` computes every plan; a test compares the two). If they give no plan
+///    (e.g. set-level quota or fair-share conditions rule their victims out), all helpful nodes are
+///    searched: screening never turns a feasible preemption into none. `last_stats()` reports
 ///    `screened_out` and `rescanned`; the benchmark reports the lost work against screening
 ///    off.
 /// Complexity: O(R + T log T + N x G) for R running jobs with T tasks on N nodes and G
@@ -1195,13 +1203,17 @@ class checkpoint_aware_preemption {
       pl.begin = static_cast<std::uint32_t>(plan_items_.size());
       for (auto k = lo; k < hi; ++k) {
         const auto i = slot_entries_[k].item;
-        const auto e = slot_entries_[k].effect;
         // another option of the same job already in this plan
         if (job_stamp_[items_[i].job] == s + 1) continue;
         job_stamp_[items_[i].job] = s + 1;
         plan_items_.push_back(i);
-        acc += effects_[e].freed;
-        wdelta += add_grants(effects_[e], gacc);
+        // everything the option releases on this node: a job with several tasks here frees
+        // all of them (not only the task of the entry that ranked it)
+        for (auto e2 = items_[i].eff_begin; e2 < items_[i].eff_end; ++e2) {
+          if (effects_[e2].slot != s) continue;
+          acc += effects_[e2].freed;
+          wdelta += add_grants(effects_[e2], gacc);
+        }
         acc.whole = slot_whole_base_[s] + wdelta;
         pl.cost += items_[i].opt.lost_gpu_seconds;
         std::int64_t gain = 0;
