@@ -7,7 +7,9 @@
 //                               Every node is helpful, so the screen (the `screen_nodes`
 //                               option) decides which nodes are searched; counter
 //                               lost_vs_unscreened: the plan's lost work over that of the
-//                               same policy with screening off (1 = no loss of quality).
+//                               same policy with screening off (1 = no loss of quality);
+//                               screen_bounded: screened nodes whose plan the screen's lower
+//                               bound skipped.
 //  BM_CheckpointAwareUnscreened/<nodes>  the same with `screen_nodes = 0` (every helpful node
 //                               searched), for comparison.
 //  BM_CheckpointAwareGang/<n>   the same, the urgent job is a gang of 4 x 8 GPUs.
@@ -105,6 +107,7 @@ void BM_CheckpointAware(benchmark::State& state) {
   select_loop(state, policy, book, pre);
   state.counters["candidates"] = static_cast<double>(policy.last_stats().candidates);
   state.counters["screened_out"] = static_cast<double>(policy.last_stats().screened_out);
+  state.counters["screen_bounded"] = static_cast<double>(policy.last_stats().screen_bounded);
   state.counters["lost_vs_unscreened"] = lost_vs_unscreened(policy, book, pre);
 }
 BENCHMARK(BM_CheckpointAware)
@@ -139,6 +142,7 @@ void BM_CheckpointAwareGang(benchmark::State& state) {
   gs::checkpoint_aware_preemption policy;
   select_loop(state, policy, book, pre);
   state.counters["screened_out"] = static_cast<double>(policy.last_stats().screened_out);
+  state.counters["screen_bounded"] = static_cast<double>(policy.last_stats().screen_bounded);
   state.counters["lost_vs_unscreened"] = lost_vs_unscreened(policy, book, pre);
 }
 BENCHMARK(BM_CheckpointAwareGang)

@@ -123,4 +123,97 @@ TEST_SUITE("policy/preemption/screen") {
     // (evictions and shrinks), so it rarely changes the plan (23 of 25 agree for seed 4242)
     CHECK(same * 10 >= planned * 8);
   }
+
+  TEST_CASE("a node plan counts every task its job runs on the node") {
+    // Node 0: job 1 runs two 4-GPU tasks (checkpointed 10 s ago: 80 GPU-seconds to evict).
+    // Node 1: eight 1-GPU jobs checkpointed 100 s ago (800 together). The preemptor needs a
+    // whole node; with more candidates than `exact_limit` the heuristic's node plans decide:
+    // node 0's plan must count both tasks of job 1 (it frees the whole node), not only one.
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 8)));
+    auto pair = whole_gpu_job(1, 2, 4, 0);
+    pair.checkpoint.last = t_now - gs::seconds(10);
+    REQUIRE(run_on(book, pair, {0, 0}, gs::at(gs::seconds(0))));
+    for (unsigned id = 2; id < 10; ++id) {
+      auto j = whole_gpu_job(id, 1, 1, 0);
+      j.checkpoint.last = t_now - gs::seconds(100);
+      REQUIRE(run_on(book, j, {1}, gs::at(gs::seconds(0))));
+    }
+    gs::checkpoint_aware_options o;
+    o.exact_limit = 2;
+    o.screen_nodes = 0;
+    gs::checkpoint_aware_preemption policy(o);
+    const auto pre = whole_gpu_job(100, 1, 8, 5);
+    const auto plan = select_in(policy, book, pre);
+    CHECK_FALSE(policy.last_stats().exact);  // the heuristic ran
+    REQUIRE(plan.victims.size() == 1);
+    CHECK(plan.victims[0] == gs::job_id{1});
+    CHECK(plan.lost_gpu_seconds == doctest::Approx(80.0));
+  }
+
+  TEST_CASE("the screen's lower bound never changes the plan (against every node plan computed)") {
+    // Seeded random clusters (whole-GPU jobs of 1-2 tasks, some elastic, some on one node,
+    // plus half-GPU jobs sharing GPUs; some jobs recently preempted): the screen with its
+    // lower bound (`screen_bound`, the fast path) keeps the same nodes and gives the same
+    // plan, victims, shrinks and lost work, as the screen computing every node's plan.
+    const auto seed = gs::seed_from_env(777);
+    MESSAGE("seed " << seed);
+    gs::random_engine g(seed);
+    std::size_t compared = 0, planned = 0, bounded = 0;
+    for (int round = 0; round < 30; ++round) {
+      gs::ledger book(gs::cluster(gs::basic_catalog(),
+                                  gs::testing::uniform_nodes(20 + gs::uniform_index(g, 30), 8)));
+      gs::testing::random_running(g, book, 300, t_now);
+      for (unsigned k = 0; k < 40; ++k) {  // half GPUs, first fit into what is left
+        gs::job_spec j;
+        j.id = gs::job_id{3000 + k};
+        j.priority = static_cast<int>(gs::uniform_index(g, 4));
+        j.groups.push_back({"w",
+                            {gs::gpu_demand::fraction(gs::milli_gpu{500}),
+                             gs::cpu_millis{1000},
+                             gs::memory_mib{1024},
+                             {}},
+                            1,
+                            -1});
+        j.checkpoint.last =
+            t_now - gs::seconds(static_cast<std::int64_t>(gs::uniform_index(g, 600)));
+        (void)gs::testing::run_anywhere(book, j, t_now - gs::seconds(3600));
+      }
+      const int tasks = 1 + static_cast<int>(gs::uniform_index(g, 3));
+      const auto pre = whole_gpu_job(5000, tasks, tasks > 1 ? 8 : 1 << gs::uniform_index(g, 4),
+                                     2 + static_cast<int>(gs::uniform_index(g, 3)));
+      {
+        gs::testing::first_fit_probe fits{&book, &pre, t_now};
+        if (fits({}, {}, nullptr)) continue;
+      }
+      gs::checkpoint_aware_options o;
+      o.screen_nodes = 1 + gs::uniform_index(g, 3);
+      o.thrash_window = gs::seconds(600);
+      gs::checkpoint_aware_preemption fast(o);
+      o.screen_bound = false;
+      gs::checkpoint_aware_preemption slow(o);
+      for (const auto& r : book.running()) {
+        if (gs::uniform_index(g, 10) == 0) {
+          fast.note_preempted(r.spec.id, t_now - gs::seconds(60));
+          slow.note_preempted(r.spec.id, t_now - gs::seconds(60));
+        }
+      }
+      const auto a = select_in(fast, book, pre);
+      const auto b = select_in(slow, book, pre);
+      ++compared;
+      bounded += fast.last_stats().screen_bounded;
+      CHECK(slow.last_stats().screen_bounded == 0);
+      CHECK(fast.last_stats().screened_out == slow.last_stats().screened_out);
+      CHECK(fast.last_stats().rescanned == slow.last_stats().rescanned);
+      CHECK(a.victims == b.victims);
+      CHECK(a.shrinks == b.shrinks);
+      CHECK(a.lost_gpu_seconds == b.lost_gpu_seconds);  // exactly: the same sums
+      CHECK(a.placement == b.placement);
+      if (!a.empty()) ++planned;
+    }
+    MESSAGE("compared " << compared << ", with a plan " << planned << ", node plans skipped by "
+                        << "the bound " << bounded);
+    CHECK(compared > 10);
+    CHECK(planned > 5);
+    CHECK(bounded > 0);  // the fast path was taken
+  }
 }

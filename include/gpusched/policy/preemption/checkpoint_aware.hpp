@@ -47,8 +47,9 @@
 ///    only on sets passing the bound. Bounded by `enumeration_budget` subsets and `max_probes`
 ///    probes; `last_stats().exact` says whether the search completed.
 /// 4. Heuristic (more candidates): *node plans* (per helpful node, its cheapest options per
-///    GPU freed there until the node can host one more preemptor task), taken cheapest per
-///    task gained until the bound holds; then the exact search, limited to `heuristic_budget`
+///    GPU freed there until the node can host one more preemptor task; an option counts
+///    everything it releases on the node, e.g. both tasks of a job with two there), taken cheapest
+///    per task gained until the bound holds; then the exact search, limited to `heuristic_budget`
 ///    subsets, over the jobs of those plans and the next ones (up to `exact_limit` jobs); if
 ///    that finds nothing, more plans until the probe passes, then a reprieve pass (drop the
 ///    most expensive victims while the preemptor still fits). Its optimality gap is measured
@@ -57,11 +58,18 @@
 ///    + 2 x (preemptor tasks) nodes are helpful, every helpful node's plan of step 4 is
 ///    estimated from compact copies made in the one pass over the running jobs (each job's
 ///    eviction and shrink costs computed once, in that pass, while it is in cache; per node,
-///    its tasks' options sorted by cost per GPU freed until the node hosts one more task),
+///    its tasks' options sorted by cost per GPU freed until the node hosts one more task;
+///    unlike the node plans it counts only the ranked task of a job with several there),
 ///    and only the nodes with the cheapest estimates per task gained are searched (options
-///    are built for their jobs only). If they give no plan (e.g. set-level quota or
-///    fair-share conditions rule their victims out), all helpful nodes are searched:
-///    screening never turns a feasible preemption into none. `last_stats()` reports
+///    are built for their jobs only). Nodes are ranked in one pass keeping the best so far;
+///    a node whose *lower bound* already ranks after the worst of them is skipped without
+///    sorting or walking its tasks (the bound: the GPU milli the node must free for one more
+///    task of the least demanding group, `need`; only tasks freeing at most the `slack` left
+///    by all its tasks can stay, so the plan costs at least the sum of all minus theirs, over
+///    at most `max_gain` tasks gained). Exact: the kept nodes are those of a full ranking
+///    (`screen_bound = false` computes every plan; a test compares the two). If they give no plan
+///    (e.g. set-level quota or fair-share conditions rule their victims out), all helpful nodes are
+///    searched: screening never turns a feasible preemption into none. `last_stats()` reports
 ///    `screened_out` and `rescanned`; the benchmark reports the lost work against screening
 ///    off.
 /// Complexity: O(R + T log T + N x G) for R running jobs with T tasks on N nodes and G
@@ -131,17 +139,18 @@ using domain_function = std::function<std::uint32_t(const cluster&, node_index)>
 
 /// @brief What the last `select` did (for tests, benchmarks and explanations).
 struct preemption_search_stats {
-  std::size_t running = 0;       ///< running jobs scanned
-  std::size_t admissible = 0;    ///< admissible victims (before pruning)
-  std::size_t candidates = 0;    ///< candidate jobs on helpful nodes (after pruning)
-  std::size_t options = 0;       ///< candidate options (evict, shrink)
-  std::size_t domains = 0;       ///< domains searched
-  std::size_t subsets = 0;       ///< subsets enumerated by the exact search
-  std::size_t probes = 0;        ///< fit probes made
-  bool exact = true;             ///< the result is a proven minimum (exact search completed)
-  bool used_recent = false;      ///< thrash protection had to be lifted
-  std::size_t screened_out = 0;  ///< helpful nodes the screen left out (0: no screening)
-  bool rescanned = false;        ///< the screened nodes gave no plan: all nodes were searched
+  std::size_t running = 0;         ///< running jobs scanned
+  std::size_t admissible = 0;      ///< admissible victims (before pruning)
+  std::size_t candidates = 0;      ///< candidate jobs on helpful nodes (after pruning)
+  std::size_t options = 0;         ///< candidate options (evict, shrink)
+  std::size_t domains = 0;         ///< domains searched
+  std::size_t subsets = 0;         ///< subsets enumerated by the exact search
+  std::size_t probes = 0;          ///< fit probes made
+  bool exact = true;               ///< the result is a proven minimum (exact search completed)
+  bool used_recent = false;        ///< thrash protection had to be lifted
+  std::size_t screened_out = 0;    ///< helpful nodes the screen left out (0: no screening)
+  std::size_t screen_bounded = 0;  ///< of the screened nodes: plans skipped by the lower bound
+  bool rescanned = false;          ///< the screened nodes gave no plan: all nodes were searched
 };
 
 /// @brief Options of `checkpoint_aware_preemption`; see the file documentation.
@@ -164,6 +173,10 @@ struct checkpoint_aware_options {
   /// eviction plan costs least per preemptor task; all are searched if they give no plan.
   /// 0: never screen.
   std::size_t screen_nodes = 16;
+  /// Screening skips the node plans of nodes whose lower bound (cost of freeing the GPU milli
+  /// one more task needs, see `screen_slots`) already ranks them out; false computes every
+  /// node plan (the reference for tests: the kept nodes, hence the plan, are the same).
+  bool screen_bound = true;
 };
 
 namespace detail {
@@ -226,9 +239,7 @@ struct ca_plan {
 };
 struct ca_screen_entry {
   double key = 0;          ///< cost per milli-GPU the task frees
-  double cost = 0;         ///< the job's eviction cost
-  std::uint32_t job = 0;   ///< index into the admissible jobs
-  std::uint32_t task = 0;  ///< index into their tasks
+  std::uint32_t task = 0;  ///< index into the admissible jobs' tasks (ordered as the jobs)
 };
 /// A task of an admissible job, copied in the one pass over the running jobs.
 struct ca_task {
@@ -489,6 +500,14 @@ class checkpoint_aware_preemption {
     if (node_acc_.size() != n_nodes) {
       node_acc_.assign(n_nodes, res{});
       node_slot_.assign(n_nodes, npos);
+      node_tasks_.assign(n_nodes, 0);
+    } else {
+      // normally reset already; not if the last scan threw (e.g. from a quota view)
+      for (const node_index n : touched_) {
+        node_acc_[n.value()] = {};
+        node_slot_[n.value()] = npos;
+        node_tasks_[n.value()] = 0;
+      }
     }
     touched_.clear();
     jobs_.clear();
@@ -497,6 +516,8 @@ class checkpoint_aware_preemption {
     grants_.clear();
     orders_.clear();
     slots_.clear();
+    slot_tasks_.clear();
+    slot_max_gain_.clear();
     has_recent_ = false;
     any_reclaim_ = false;
     // 1. admissible jobs and what they could free per node
@@ -513,34 +534,40 @@ class checkpoint_aware_preemption {
     for (const auto& r : running) {
       bool reclaim = false;
       if (!admissible(j, r, now, reclaim)) continue;
-      adm_.push_back({&r, false, reclaim, 0, true});
+      adm_.push_back({&r, recently_preempted(r.spec.id, now), reclaim, 0, true});
       adm_task_begin_.push_back(static_cast<std::uint32_t>(adm_tasks_.size()));
       double gpus = 0;  // held_gpus(c, r.tasks), summed in the same order
+      const auto job_pos = static_cast<std::uint32_t>(adm_.size() - 1);
       for (const auto& t : r.tasks) {
         const auto n = t.node.value();
         if (node_slot_[n] == npos) {
           node_slot_[n] = 0;
           touched_.push_back(t.node);
         }
-        const res f = task_freed(t);
-        node_acc_[n] += f;
-        detail::ca_task ct{n, static_cast<std::uint32_t>(adm_.size() - 1),
-                           static_cast<std::uint32_t>(adm_grants_.size()), 0, f};
+        // task_freed(t), the grants and the held GPUs in one loop over the grants
+        auto& ct = adm_tasks_.emplace_back();
+        ct.node = n;
+        ct.job = job_pos;
+        ct.grant_begin = static_cast<std::uint32_t>(adm_grants_.size());
+        ct.freed.cpu = t.cpu.value();
+        ct.freed.mem = t.memory.value();
         const auto first = c.first_gpu(t.node).value();
         for (const auto& g : t.gpus) {
           if (g.mig_slots == 0) {
+            ct.freed.whole += 1;
+            ct.freed.milli += g.milli.value();
             adm_grants_.push_back({g.gpu.value() - first, g.milli.value()});
             gpus += static_cast<double>(g.milli.value()) / 1000.0;
           } else {
+            const auto used = std::popcount(static_cast<unsigned>(g.mig_slots));
+            ct.freed.slices += used;
             const auto slices = c.catalog()[c.gpu(g.gpu).model].mig.memory_slices;
-            gpus += slices == 0
-                        ? 0.0
-                        : static_cast<double>(std::popcount(static_cast<unsigned>(g.mig_slots))) /
-                              static_cast<double>(slices);
+            gpus += slices == 0 ? 0.0 : static_cast<double>(used) / static_cast<double>(slices);
           }
         }
+        node_acc_[n] += ct.freed;
+        ++node_tasks_[n];
         ct.grant_end = static_cast<std::uint32_t>(adm_grants_.size());
-        adm_tasks_.push_back(ct);
       }
       if (screen) {
         // the eviction (and shrink) cost, while the job is in cache; bad data is reported
@@ -564,23 +591,38 @@ class checkpoint_aware_preemption {
     adm_task_begin_.push_back(static_cast<std::uint32_t>(adm_tasks_.size()));
     stats_.admissible = adm_.size();
     // 2. helpful nodes: where freeing everything raises what the node can host
+    if (node_base_.size() != n_nodes) {
+      node_base_.assign(n_nodes, res{});
+      node_base_stamp_.assign(n_nodes, 0);
+    }
+    if (++scan_stamp_ == 0) {  // wrapped: forget every stamp
+      std::fill(node_base_stamp_.begin(), node_base_stamp_.end(), 0);
+      scan_stamp_ = 1;
+    }
     for (const node_index n : touched_) {
       const res base = node_free(c, n);
+      node_base_[n.value()] = base;  // for build_domains
+      node_base_stamp_[n.value()] = scan_stamp_;
       res all = base;
       all += node_acc_[n.value()];
       const bool mig = c.has_mig(n);
       const auto gpus = static_cast<std::int64_t>(mig ? 0 : c.gpus(n).size());
-      bool helpful = false;
+      // helpful: some group gains; `max_gain` bounds the tasks any subset of the jobs here
+      // can make room for (cap is monotone and `all` is at least what any subset frees)
+      std::int64_t max_gain = 0;
       for (const auto& d : demand_) {
-        if (cap(d, all, gpus, c.model(n), mig) > cap(d, base, gpus, c.model(n), mig)) {
-          helpful = true;
-          break;
-        }
+        max_gain += std::min(
+            cap(d, all, gpus, c.model(n), mig) - cap(d, base, gpus, c.model(n), mig), d.count);
       }
+      const bool helpful = max_gain > 0;
       node_slot_[n.value()] = npos;
       node_acc_[n.value()] = {};
+      const auto tasks_here = node_tasks_[n.value()];
+      node_tasks_[n.value()] = 0;
       if (!helpful) continue;
       node_slot_[n.value()] = static_cast<std::uint32_t>(slots_.size());
+      slot_tasks_.push_back(tasks_here);
+      slot_max_gain_.push_back(max_gain);
       slots_.push_back({n, base, gpus, c.model(n), mig, domain(c, n)});
     }
     // 2b. screening of large instances
@@ -609,25 +651,26 @@ class checkpoint_aware_preemption {
     // 3. base capacity per domain
     build_domains(c);
     // 4. candidates and their options
+    // jobs with a task on a helpful node (one flat pass over the copied tasks)
+    adm_helpful_.assign(adm_.size(), 0);
+    for (const auto& t : adm_tasks_) {
+      if (node_slot_[t.node] != npos) adm_helpful_[t.job] = 1;
+    }
     for (std::size_t k = 0; k < adm_.size(); ++k) {
+      if (adm_helpful_[k] == 0) continue;
       const auto& a = adm_[k];
-      bool on_helpful = false;
       std::uint32_t dom = 0;
       bool first = true, one = true;
-      for (auto q = adm_task_begin_[k]; q < adm_task_begin_[k + 1]; ++q) {
-        const node_index n{adm_tasks_[q].node};
-        on_helpful = on_helpful || node_slot_[n.value()] != npos;
-        if (single_domain_) {
-          const auto d = domain(c, n);
+      if (single_domain_) {
+        for (auto q = adm_task_begin_[k]; q < adm_task_begin_[k + 1]; ++q) {
+          const auto d = domain(c, node_index{adm_tasks_[q].node});
           if (first) dom = d;
           one = one && d == dom;
           first = false;
         }
       }
-      if (!on_helpful) continue;
       const running_job& r = *a.r;
       detail::ca_job cj = a;
-      cj.recent = recently_preempted(r.spec.id, now);
       cj.domain = dom;
       cj.one_domain = one;
       has_recent_ = has_recent_ || cj.recent;
@@ -648,44 +691,90 @@ class checkpoint_aware_preemption {
   /// O(T log T) for T admissible tasks on helpful nodes. Costs are computed once per job.
   void screen_slots(const cluster& c, sim_time now, std::size_t keep) {
     const std::size_t S = slots_.size(), G = demand_.size();
-    scr_begin_.assign(S + 1, 0);
-    for (const auto& t : adm_tasks_) {
-      const auto s = node_slot_[t.node];
-      if (s != npos) ++scr_begin_[s + 1];
-    }
-    for (std::size_t s = 0; s < S; ++s) scr_begin_[s + 1] += scr_begin_[s];
+    // per slot, the admissible tasks on its node (counted in the one pass), CSR
+    scr_begin_.resize(S + 1);
+    scr_begin_[0] = 0;
+    for (std::size_t s = 0; s < S; ++s) scr_begin_[s + 1] = scr_begin_[s] + slot_tasks_[s];
     scr_entries_.resize(scr_begin_.back());
     scr_fill_.assign(scr_begin_.begin(), scr_begin_.end() - 1);
-    for (std::uint32_t k = 0; k < adm_.size(); ++k) {
-      double cost = -1;
-      for (auto q = adm_task_begin_[k]; q < adm_task_begin_[k + 1]; ++q) {
-        const auto& t = adm_tasks_[q];
-        const auto s = node_slot_[t.node];
-        if (s == npos) continue;
-        if (cost < 0) {
-          const running_job& r = *adm_[k].r;
-          if (recently_preempted(r.spec.id, now)) break;
-          cost = adm_cost_[k];
-          if (std::isnan(cost)) cost = opt_.cost.evict(c, r, now).lost_gpu_seconds;  // throws
-        }
-        // the cheapest option that releases this task: a shrink releases only some tasks
-        const double own = t.shrinkable && adm_shrink_cost_[k] < cost ? adm_shrink_cost_[k] : cost;
-        const double gain =
-            static_cast<double>(t.freed.milli) + static_cast<double>(t.freed.slices) * 125.0;
-        scr_entries_[scr_fill_[s]++] = {own / std::max(gain, 1e-9), own, k, q};
+    scr_sum_.assign(S, {});
+    // one flat pass over the copied tasks (in job order: bad data throws in job order)
+    for (std::uint32_t q = 0; q < adm_tasks_.size(); ++q) {
+      const auto& t = adm_tasks_[q];
+      const auto s = node_slot_[t.node];
+      if (s == npos) continue;
+      const auto k = t.job;
+      if (adm_[k].recent) continue;  // screened as if absent
+      double cost = adm_cost_[k];
+      if (std::isnan(cost)) {
+        cost = opt_.cost.evict(c, *adm_[k].r, now).lost_gpu_seconds;  // throws
+        adm_cost_[k] = cost;
       }
+      // the cheapest option that releases this task: a shrink releases only some tasks
+      const double own = t.shrinkable && adm_shrink_cost_[k] < cost ? adm_shrink_cost_[k] : cost;
+      const double gain =
+          static_cast<double>(t.freed.milli) + static_cast<double>(t.freed.slices) * 125.0;
+      scr_entries_[scr_fill_[s]++] = {own / std::max(gain, 1e-9), q};
+      auto& sum = scr_sum_[s];
+      sum.cost += own;
+      sum.milli += t.freed.milli;
+      sum.min_milli = std::min(sum.min_milli, t.freed.milli);
+    }
+    // Ranking: a max-heap of the best `keep` (ratio, slot) so far. A slot whose lower bound
+    // (below) already ranks after the heap's worst cannot be among the best: its node plan is
+    // not computed (no sort, no walk). The kept set is the `keep` smallest (ratio, slot), as
+    // by a full ranking.
+    const auto better = [](const std::pair<double, std::uint32_t>& x,
+                           const std::pair<double, std::uint32_t>& y) {
+      if (x.first != y.first) return x.first < y.first;
+      return x.second < y.second;
+    };
+    bool bound_ok = true;  // every group needs GPU milli on a non-MIG node to gain a task
+    for (const auto& d : demand_) {
+      bound_ok = bound_ok && (d.kind == gpu_demand_kind::whole || d.kind == gpu_demand_kind::share);
     }
     scr_rank_.clear();
     scr_stamp_.assign(adm_.size(), 0);
     for (std::uint32_t s = 0; s < S; ++s) {
       const auto lo = scr_begin_[s], hi = scr_fill_[s];  // recent jobs left gaps at the end
+      const auto& sl = slots_[s];
+      if (opt_.screen_bound && bound_ok && !sl.mig && scr_rank_.size() == keep) {
+        // Lower bound on the plan's cost per task: the plan's tasks must bring the node's free
+        // milli to what the least demanding group needs for one more task (`need`); with
+        // `slack` = what all entries free beyond that, only entries freeing at most `slack`
+        // can be left out, so cost >= (sum of all) - (sum of those); tasks <= max_gain.
+        std::int64_t need = std::numeric_limits<std::int64_t>::max();
+        for (const auto& d : demand_) {
+          const auto m = cap(d, sl.base, sl.gpus, sl.model, sl.mig) + 1;
+          need = std::min(
+              need, d.kind == gpu_demand_kind::whole ? m * d.k * whole_gpu_milli.value() : m * d.k);
+        }
+        const auto& sum = scr_sum_[s];
+        const std::int64_t slack = sum.milli - (need - sl.base.milli);
+        if (need > sl.base.milli && slack >= 0) {
+          double omit = 0;
+          if (slack >= sum.min_milli) {
+            for (auto k = lo; k < hi; ++k) {
+              const auto& t = adm_tasks_[scr_entries_[k].task];
+              if (t.freed.milli > slack) continue;
+              const double ev = adm_cost_[t.job], sh = adm_shrink_cost_[t.job];
+              omit += t.shrinkable && sh < ev ? sh : ev;
+            }
+          }
+          // 1e-9: the sums are taken in another order than the plan's (rounding)
+          const double lb =
+              (sum.cost - omit - 1e-9 * sum.cost) / static_cast<double>(slot_max_gain_[s]);
+          if (lb > scr_rank_.front().first) {
+            ++stats_.screen_bounded;
+            continue;
+          }
+        }
+      }
       std::sort(scr_entries_.begin() + lo, scr_entries_.begin() + hi,
                 [](const detail::ca_screen_entry& x, const detail::ca_screen_entry& y) {
                   if (x.key != y.key) return x.key < y.key;
-                  if (x.job != y.job) return x.job < y.job;
-                  return x.task < y.task;
+                  return x.task < y.task;  // tasks are in job order: (job, task) order
                 });
-      const auto& sl = slots_[s];
       const auto gs = c.gpus(sl.node);
       std::int32_t free[max_gpus_per_node];
       std::int64_t whole = 0;
@@ -705,10 +794,9 @@ class checkpoint_aware_preemption {
       res acc = sl.base;
       double cost = 0, ratio = std::numeric_limits<double>::infinity();
       for (auto k = lo; k < hi; ++k) {
-        const auto& e = scr_entries_[k];
-        if (scr_stamp_[e.job] == s + 1) continue;  // one entry per job, as in the node plans
-        scr_stamp_[e.job] = s + 1;
-        const auto& t = adm_tasks_[e.task];
+        const auto& t = adm_tasks_[scr_entries_[k].task];
+        if (scr_stamp_[t.job] == s + 1) continue;  // one entry per job, as in the node plans
+        scr_stamp_[t.job] = s + 1;
         res f = t.freed;
         f.whole = 0;
         acc += f;
@@ -719,7 +807,10 @@ class checkpoint_aware_preemption {
           whole += (free[i] == whole_gpu_milli.value() ? 1 : 0) - (was ? 1 : 0);
         }
         acc.whole = whole;
-        cost += e.cost;
+        {
+          const double ev = adm_cost_[t.job], sh = adm_shrink_cost_[t.job];
+          cost += t.shrinkable && sh < ev ? sh : ev;  // as `own` above
+        }
         bool more = false;  // some group gains a task: cap(acc) reaches cap(base) + 1
         for (std::size_t g = 0; g < G && !more; ++g) {
           const auto& x = scr_next_[g];
@@ -738,17 +829,18 @@ class checkpoint_aware_preemption {
           break;
         }
       }
-      scr_rank_.push_back({ratio, s});
+      const std::pair<double, std::uint32_t> here{ratio, s};
+      if (scr_rank_.size() < keep) {
+        scr_rank_.push_back(here);
+        std::push_heap(scr_rank_.begin(), scr_rank_.end(), better);
+      } else if (better(here, scr_rank_.front())) {
+        std::pop_heap(scr_rank_.begin(), scr_rank_.end(), better);
+        scr_rank_.back() = here;
+        std::push_heap(scr_rank_.begin(), scr_rank_.end(), better);
+      }
     }
-    const auto better = [](const std::pair<double, std::uint32_t>& x,
-                           const std::pair<double, std::uint32_t>& y) {
-      if (x.first != y.first) return x.first < y.first;
-      return x.second < y.second;
-    };
-    std::nth_element(scr_rank_.begin(), scr_rank_.begin() + static_cast<std::ptrdiff_t>(keep),
-                     scr_rank_.end(), better);
     scr_keep_.assign(S, 0);
-    for (std::size_t k = 0; k < keep; ++k) scr_keep_[scr_rank_[k].second] = 1;
+    for (const auto& rk : scr_rank_) scr_keep_[rk.second] = 1;
     std::size_t out = 0;
     for (std::size_t s = 0; s < S; ++s) {
       const node_index n = slots_[s].node;
@@ -757,9 +849,13 @@ class checkpoint_aware_preemption {
         continue;
       }
       node_slot_[n.value()] = static_cast<std::uint32_t>(out);
+      slot_tasks_[out] = slot_tasks_[s];
+      slot_max_gain_[out] = slot_max_gain_[s];
       slots_[out++] = slots_[s];
     }
     slots_.resize(out);
+    slot_tasks_.resize(out);
+    slot_max_gain_.resize(out);
     stats_.screened_out = S - out;
   }
 
@@ -851,7 +947,8 @@ class checkpoint_aware_preemption {
         dom_cap_.resize(dom_cap_.size() + G, 0);
         dom_res_.push_back({});
       }
-      const res base = node_free(c, n);
+      const bool known = node_base_stamp_[n.value()] == scan_stamp_;  // from scan's step 2
+      const res base = known ? node_base_[n.value()] : node_free(c, n);
       dom_res_[di] += base;
       const bool mig = c.has_mig(n);
       const auto gpus = static_cast<std::int64_t>(mig ? 0 : c.gpus(n).size());
@@ -1112,13 +1209,17 @@ class checkpoint_aware_preemption {
       pl.begin = static_cast<std::uint32_t>(plan_items_.size());
       for (auto k = lo; k < hi; ++k) {
         const auto i = slot_entries_[k].item;
-        const auto e = slot_entries_[k].effect;
         // another option of the same job already in this plan
         if (job_stamp_[items_[i].job] == s + 1) continue;
         job_stamp_[items_[i].job] = s + 1;
         plan_items_.push_back(i);
-        acc += effects_[e].freed;
-        wdelta += add_grants(effects_[e], gacc);
+        // everything the option releases on this node: a job with several tasks here frees
+        // all of them (not only the task of the entry that ranked it)
+        for (auto e2 = items_[i].eff_begin; e2 < items_[i].eff_end; ++e2) {
+          if (effects_[e2].slot != s) continue;
+          acc += effects_[e2].freed;
+          wdelta += add_grants(effects_[e2], gacc);
+        }
         acc.whole = slot_whole_base_[s] + wdelta;
         pl.cost += items_[i].opt.lost_gpu_seconds;
         std::int64_t gain = 0;
@@ -1415,7 +1516,18 @@ class checkpoint_aware_preemption {
   std::vector<std::int64_t> slot_cap_, dom_cap_;
   std::vector<std::uint32_t> dom_ids_;
   std::vector<res> dom_res_, slot_acc_;
-  std::vector<std::uint8_t> slot_touched_mark_, used_job_, pool_jobs_;
+  std::vector<std::uint8_t> slot_touched_mark_, used_job_, pool_jobs_, adm_helpful_;
+  std::vector<res> node_base_;
+  std::vector<std::uint32_t> node_tasks_, slot_tasks_;  ///< admissible tasks per node / slot
+  std::vector<std::int64_t> slot_max_gain_;  ///< upper bound on the tasks a slot can gain
+  struct screen_sum {
+    double cost = 0;         ///< sum of the entries' costs
+    std::int64_t milli = 0;  ///< sum of the milli they free
+    std::int64_t min_milli = std::numeric_limits<std::int64_t>::max();  ///< least of those
+  };
+  std::vector<screen_sum> scr_sum_;  ///< free resources of the nodes touched by the current scan
+  std::vector<std::uint32_t> node_base_stamp_;  ///< == scan_stamp_: node_base_ is current
+  std::uint32_t scan_stamp_ = 0;
   std::vector<std::uint32_t> slot_touched_, sorted_, set_, order_, greedy_, pool_, dom_items_,
       evicts_, cand_, best_;
   std::vector<std::uint64_t> conflict_;
