@@ -352,14 +352,10 @@ TEST_SUITE("policy/admission/gang") {
         CAPTURE(mode);
         MESSAGE("shape " << shape << " mode " << mode << ": late " << late[{shape, mode}]
                          << ", moved " << moved[{shape, mode}]);
-        if (shape == 0 && mode == 3) continue;  // see below
         CHECK(late[{shape, mode}] == 0);
         CHECK(moved[{shape, mode}] == 0);
       }
     }
-    // Known limitation: conservative backfill with mixed task sizes re-places the reserved
-    // gangs in every what-if, so where a gang lands at its start can differ from where the
-    // reservations were checked, and fragmentation can then make it late.
     MESSAGE(checked << " reservations checked against the simulated timeline");
     CHECK(checked > 100);
   }

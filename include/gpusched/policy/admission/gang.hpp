@@ -27,8 +27,15 @@
 /// estimate): then it is reserved again, later. Reservations do not move earlier on their own;
 /// a gang whose room frees up early starts early through the normal check.
 ///
-/// Reservations are what-if placements with the pipeline's own placement policy, so they
-/// respect gangs, GPU models, MIG geometry and whatever the placement policy respects. The
+/// A reservation pins an allocation: where the pipeline's own placement policy put the gang
+/// in the what-if at its start (so it respects gangs, GPU models, MIG geometry and whatever
+/// the placement policy respects), held from its start to its expected end. Every what-if
+/// places the active reservations at their pinned allocations, so a check does not depend on
+/// where the placement policy would put them another time; the gang starts on its pinned
+/// allocation when that is free (always from its start on, when estimates hold), else (early)
+/// where the placement policy puts it. (Under `quota_admission`, the quota is checked on the
+/// policy's placement; on a cluster with several GPU models the pinned one may use another
+/// model, and usage is then still counted exactly from the ledger.) The
 /// earliest start of a gang is found by walking the *intervals* between boundaries: now, and
 /// the starts and ends of held reservations. Within an interval the set of active reservations
 /// is fixed and more running jobs end as time goes on, so whether the gang fits at time t is
@@ -190,9 +197,20 @@ class gang_admission {
   [[nodiscard]] admission_verdict approve(const schedule_context& ctx, const job_spec& j,
                                           ledger::transaction& tx, const admission_tools& tools) {
     if (reserved_.empty()) return {verdict::admit, {}};
-    // A reserved gang starting (early or on time) is checked against the others like any job;
-    // its own reservation is left out of the what-ifs (the record at another reservation's
-    // start may hold its what-if placement too: the fast path is then only more cautious).
+    // A reserved gang starts where it was reserved when that room is free (it always is from
+    // its reservation's start on); before that it keeps the placement policy's choice. Either
+    // way it is checked against the others like any job, its own reservation left out.
+    for (std::size_t i = 0; i < reserved_.size(); ++i) {
+      if (reserved_[i].job != j.id) continue;
+      const ledger::transaction::savepoint before{0, tx.shrunk().size(), tx.evicted().size()};
+      chosen_.assign(tx.placed().begin(), tx.placed().end());
+      tx.rollback_to(before);
+      if (!place_exact(pinned_[i], tx)) {
+        tx.rollback_to(before);
+        for (const auto& a : chosen_) (void)tx.place(a);  // exactly what was placed before
+      }
+      break;
+    }
     const sim_time end = end_of(ctx.now(), j);
     for (std::size_t i = 0; i < reserved_.size(); ++i) {
       const auto& r = reserved_[i];
@@ -356,7 +374,7 @@ class gang_admission {
   void drop(std::size_t i) {
     const auto at = static_cast<std::ptrdiff_t>(i);
     reserved_.erase(reserved_.begin() + at);
-    specs_.erase(specs_.begin() + at);
+    pinned_.erase(pinned_.begin() + at);
     seen_.erase(seen_.begin() + at);
     future_.erase(future_.begin() + at);
     reorder();
@@ -461,15 +479,23 @@ class gang_admission {
     releases_valid_ = true;
   }
 
-  /// Places, in `tx`, the reservations active at `t` (but `skip`'s) in the order they start
-  /// (ties: in the order made), as they would start in time, then `extra` if given. True when
-  /// every one fits.
+  /// Places exactly `tasks` in `tx`; false (leaving what did fit) when one does not fit.
+  static bool place_exact(std::span<const task_allocation> tasks, ledger::transaction& tx) {
+    for (const auto& a : tasks) {
+      if (!tx.place(a)) return false;
+    }
+    return true;
+  }
+
+  /// Places, in `tx`, the reservations active at `t` (but `skip`'s) at their pinned
+  /// allocations, in the order they start, then `extra` with the placement policy if given.
+  /// True when every one fits.
   bool place_active(sim_time t, ledger::transaction& tx, const admission_tools& tools,
                     const job_spec* extra = nullptr, job_id skip = {}) {
     for (const std::size_t i : by_start_) {
       const auto& r = reserved_[i];
       if (r.job == skip || t < r.start || t >= r.end) continue;
-      if (!tools.place(specs_[i], tx).placed) return false;
+      if (!place_exact(pinned_[i], tx)) return false;
     }
     return extra == nullptr || tools.place(*extra, tx).placed;
   }
@@ -545,12 +571,16 @@ class gang_admission {
       tx.rollback_to(sp);
       return ok;
     };
-    // `j` running from `t` breaks no reservation that starts while it runs
+    // `j` at `placed_` from `t` breaks no reservation that starts while it runs
     auto keeps_later = [&](sim_time t) {
       const sim_time end = end_of(t, j);
       for (const auto& r : reserved_) {
         if (r.start <= t || r.start >= end) continue;
-        if (!fits(ended_by(r.start), r.start)) return false;
+        evict_through(ended_by(r.start));
+        const auto sp = tx.mark();
+        const bool ok = place_active(r.start, tx, tools) && place_exact(placed_, tx);
+        tx.rollback_to(sp);
+        if (!ok) return false;
       }
       return true;
     };
@@ -577,7 +607,16 @@ class gang_admission {
           (fits(mid, lo) ? b : a) = mid;
         }
         const sim_time t = b == first ? lo : releases_[b - 1].at;
-        if (keeps_later(t)) {
+        // where `j` lands at `t`: pinned for its whole run
+        evict_through(b);
+        const auto sp = tx.mark();
+        (void)place_active(lo, tx, tools);
+        const auto mine = tx.mark();
+        const bool placed = tools.place(j, tx).placed;
+        placed_.assign(tx.placed().begin() + static_cast<std::ptrdiff_t>(mine.placed),
+                       tx.placed().end());
+        tx.rollback_to(sp);
+        if (placed && keeps_later(t)) {
           when = t;
           result = search::found;
           break;
@@ -593,7 +632,7 @@ class gang_admission {
     future_state f{*when, ledger{}, false};
     {
       auto at_start = tools.begin();
-      if (state_at(ctx, *when, at_start, tools, &j)) {
+      if (state_at(ctx, *when, at_start, tools) && place_exact(placed_, at_start)) {
         f.book = ledger(at_start.state());
         f.valid = true;
       }
@@ -602,7 +641,7 @@ class gang_admission {
       if (made.start <= other.at && other.at < made.end) other.valid = false;
     }
     reserved_.push_back(made);
-    specs_.push_back(j);
+    pinned_.push_back(placed_);
     seen_.push_back(cycle_);
     future_.push_back(std::move(f));
     reorder();
@@ -612,7 +651,8 @@ class gang_admission {
   std::int64_t cycle_ = 0;
   std::unordered_map<job_id, failure> failures_;
   std::vector<reservation> reserved_;  // held, carried across cycles, in the order made
-  std::vector<job_spec> specs_;        // per reservation: the reserved gang (a copy)
+  std::vector<std::vector<task_allocation>> pinned_;  // per reservation: where it starts
+  std::vector<task_allocation> placed_, chosen_;      // reserve() / approve() scratch
   std::vector<std::int64_t> seen_;     // per reservation: last cycle its gang was considered
   std::vector<job_id> unreserved_;     // this cycle: gangs that got no reservation
   std::vector<sim_time> bounds_;       // reserve(): reservation starts and ends after now
