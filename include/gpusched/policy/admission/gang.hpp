@@ -20,7 +20,8 @@
 /// reserved one starting before its time, "running early") is checked against every other
 /// reservation it could delay, and a new reservation is checked against the older ones, so
 /// each held reservation stays feasible as long as running jobs end by their expected ends
-/// (and the placement policy finds room wherever its what-if found room). A reservation is
+/// (and the placement policy finds a placement for the reserved gang at its start, when its
+/// pinned allocation, below, is free). A reservation is
 /// dropped when its gang starts (then the room it held is free for others), when the gang was
 /// not in the previous cycle's queue (it left the queue; kept when a blocked head hid it), or
 /// when its start has come and the gang still does not fit (a running job outlived its
@@ -51,12 +52,13 @@
 /// blocks the queue (see below).
 ///
 /// Checking a candidate (`approve`): when a reservation is made, the state at its start is
-/// recorded (running jobs that have not ended by then, the reservations active then at the
-/// placements found); jobs admitted later are added to the record (records are carried with
+/// recorded (running jobs that have not ended by then, the reservations active then at their
+/// pinned allocations); jobs admitted later are added to the record (records are carried with
 /// their reservations; jobs that end early leave them pessimistic, never optimistic). A candidate
 /// whose placement fits beside the record cannot delay that reservation (its recorded
 /// placement stays free), so it passes without a what-if; otherwise a full what-if (evict the
-/// releases up to the start, place the active reservations again) decides.
+/// releases up to the start, place the active reservations at their pinned allocations)
+/// decides.
 ///
 /// Jobs without a duration estimate are handled conservatively: a running job without one is
 /// never counted on to end (unless `default_duration` is set, like Slurm's DefaultTime), and a
