@@ -34,9 +34,10 @@
 /// places the active reservations at their pinned allocations, so a check does not depend on
 /// where the placement policy would put them another time; the gang starts on its pinned
 /// allocation when that is free (always from its start on, when estimates hold), else (early)
-/// where the placement policy puts it. (Under `quota_admission`, the quota is checked on the
-/// policy's placement; on a cluster with several GPU models the pinned one may use another
-/// model, and usage is then still counted exactly from the ledger.) The
+/// where the placement policy puts it. (The pinned allocation is used only when it has the same
+/// shape as the policy's placement: tasks per group, GPUs per model, size and MIG slots, so
+/// quota checks made on the policy's placement stay exact; an elastic gang shrunk for quota
+/// keeps the policy's placement.) The
 /// earliest start of a gang is found by walking the *intervals* between boundaries: now, and
 /// the starts and ends of held reservations. Within an interval the set of active reservations
 /// is fixed and more running jobs end as time goes on, so whether the gang fits at time t is
@@ -77,6 +78,7 @@
 #pragma once
 
 #include <algorithm>  // std::sort, std::lower_bound, std::min
+#include <bit>        // std::popcount
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -206,6 +208,7 @@ class gang_admission {
       if (reserved_[i].job != j.id) continue;
       const ledger::transaction::savepoint before{0, tx.shrunk().size(), tx.evicted().size()};
       chosen_.assign(tx.placed().begin(), tx.placed().end());
+      if (!same_shape(ctx.state(), chosen_, pinned_[i])) break;  // e.g. an elastic gang shrunk
       tx.rollback_to(before);
       if (!place_exact(pinned_[i], tx)) {
         tx.rollback_to(before);
@@ -481,6 +484,29 @@ class gang_admission {
     releases_valid_ = true;
   }
 
+  /// Whether two allocations of one gang have the same tasks per group and the same GPUs per
+  /// model, size and MIG slots (so quotas count them alike). O(grants log grants).
+  bool same_shape(const cluster& c, std::span<const task_allocation> a,
+                  std::span<const task_allocation> b) {
+    if (a.size() != b.size()) return false;
+    auto keys = [&](std::span<const task_allocation> tasks, std::vector<std::int64_t>& out) {
+      out.clear();
+      for (const auto& t : tasks) {
+        out.push_back(std::int64_t{t.group} << 48);
+        for (const auto& g : t.gpus) {
+          out.push_back((std::int64_t{t.group} << 48) | (std::int64_t{1} << 47) |
+                        (std::int64_t{c.gpu(g.gpu).model.value()} << 24) |
+                        (std::int64_t{g.milli.value()} << 8) |
+                        std::popcount(static_cast<unsigned>(g.mig_slots)));
+        }
+      }
+      std::sort(out.begin(), out.end());
+    };
+    keys(a, keys_a_);
+    keys(b, keys_b_);
+    return keys_a_ == keys_b_;
+  }
+
   /// Places exactly `tasks` in `tx`; false (leaving what did fit) when one does not fit.
   static bool place_exact(std::span<const task_allocation> tasks, ledger::transaction& tx) {
     for (const auto& a : tasks) {
@@ -655,6 +681,7 @@ class gang_admission {
   std::vector<reservation> reserved_;  // held, carried across cycles, in the order made
   std::vector<std::vector<task_allocation>> pinned_;  // per reservation: where it starts
   std::vector<task_allocation> placed_, chosen_;      // reserve() / approve() scratch
+  std::vector<std::int64_t> keys_a_, keys_b_;         // same_shape() scratch
   std::vector<std::int64_t> seen_;     // per reservation: last cycle its gang was considered
   std::vector<job_id> unreserved_;     // this cycle: gangs that got no reservation
   std::vector<sim_time> bounds_;       // reserve(): reservation starts and ends after now
