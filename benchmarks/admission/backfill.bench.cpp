@@ -20,12 +20,15 @@
 //  BM_ConservativeCycle/<running> conservative backfill: 4 gangs of 16 x 8 GPUs, then the same
 //                                 34 jobs.
 //
-// Every iteration schedules one cycle on a copy of the same state (copied outside the timing).
-// Counters: reservations made, jobs admitted, the head's reservation time in hours from now,
-// candidates checked against a recorded state (fast checks) or by a full what-if.
+// Every iteration schedules one cycle on a copy of the same state with a fresh pipeline (both
+// made outside the timing: reservations are carried across cycles, so a reused pipeline would
+// start with last iteration's). Counters: reservations held, gangs left without one
+// (unreserved), jobs admitted, the head's reservation time and the last reservation's in hours
+// from now, candidates checked against a recorded state (fast checks) or by a full what-if.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <gpusched/gpusched.hpp>
@@ -96,25 +99,29 @@ std::vector<gs::job_spec> queue(int heads, int small_jobs) {
 void cycle_loop(benchmark::State& state, gs::queueing mode, int heads, int small_jobs) {
   const auto base = busy_cluster(static_cast<std::size_t>(state.range(0)), 42);
   const auto pending = queue(heads, small_jobs);
-  gs::gang_admission adm{mode};
-  auto pipe = gs::make_pipeline(adm, gs::gang_placement{}, gs::no_preemption{});
+  const gs::gang_admission adm{mode};
+  using pipe_type = decltype(gs::make_pipeline(adm, gs::gang_placement{}, gs::no_preemption{}));
+  std::optional<pipe_type> pipe;
   gs::random_engine g(1);
   gs::cycle_result res;
-  std::size_t admitted = 0, reservations = 0;
-  double head_at_hours = -1;
+  std::size_t admitted = 0, reservations = 0, unreserved = 0;
+  double head_at_hours = -1, last_at_hours = -1;
   gs::backfill_stats stats;
   for (auto _ : state) {
     state.PauseTiming();
     gs::ledger book = base;
+    pipe.emplace(gs::make_pipeline(adm, gs::gang_placement{}, gs::no_preemption{}));
     state.ResumeTiming();
-    pipe.schedule(book, pending, t_now, g, res);
+    pipe->schedule(book, pending, t_now, g, res);
     benchmark::DoNotOptimize(res.decisions.data());
     state.PauseTiming();
     admitted = res.count(gs::verdict::admit);
-    const auto& rs = pipe.admission().reservations();
+    const auto& rs = pipe->admission().reservations();
     reservations = rs.size();
-    stats = pipe.admission().last_stats();
+    unreserved = pipe->admission().unreserved().size();
+    stats = pipe->admission().last_stats();
     head_at_hours = rs.empty() ? -1 : gs::to_seconds(rs.front().start - t_now) / 3600;
+    last_at_hours = rs.empty() ? -1 : gs::to_seconds(rs.back().start - t_now) / 3600;
     book = gs::ledger{};
     state.ResumeTiming();
   }
@@ -124,6 +131,8 @@ void cycle_loop(benchmark::State& state, gs::queueing mode, int heads, int small
   state.counters["fast checks"] = static_cast<double>(stats.fast_checks);
   state.counters["what-ifs"] = static_cast<double>(stats.what_ifs);
   state.counters["head at (h)"] = head_at_hours;
+  state.counters["last at (h)"] = last_at_hours;
+  state.counters["unreserved"] = static_cast<double>(unreserved);
   state.counters["running"] = static_cast<double>(base.running().size());
   state.SetComplexityN(state.range(0));
 }

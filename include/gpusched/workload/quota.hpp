@@ -233,6 +233,21 @@ class quota_tree {
     return std::nullopt;
   }
 
+  /// Whether `demand` stays within tenant `t`'s own nominal quota: usage + demand <= nominal
+  /// for every governed resource `demand` asks for. Such a demand may still fail `check` when
+  /// cohort peers borrow the rest of the cohort's quota; Kueue then reclaims the tenant's
+  /// nominal quota from the borrowers by preemption (`reclaimWithinCohort`). True for a tenant
+  /// without a queue (not limited). O(dims).
+  [[nodiscard]] bool within_nominal(tenant_id t, const quota_vector& demand) const noexcept {
+    const auto q = queue_of(t);
+    if (q < 0) return true;
+    for (std::size_t d = 0; d < dims_; ++d) {
+      if (!governed_[d] || demand[d] <= 0) continue;
+      if (usage(q, d) + demand[d] > nominal(q, d)) return false;
+    }
+    return true;
+  }
+
   /// Adds (`sign` +1) or removes (-1) `amount` to tenant `t`'s usage, propagating to cohorts.
   /// No effect for a tenant without a queue. O(dims x depth).
   void charge(tenant_id t, const quota_vector& amount, std::int64_t sign = 1) {

@@ -10,28 +10,56 @@
 ///   earliest time at which it fits once running jobs end at their expected ends. A later job
 ///   may start now only if the head still fits at its reservation time with that job running
 ///   (checked by placing the head in a what-if transaction), or if it ends by then.
-/// - `conservative_backfill`: every gang that does not fit gets a reservation (at most
-///   `max_reservations` per cycle, in queue order), each respecting the earlier ones; a job
-///   may start now only if every reservation still holds at every reservation time.
-///   Known limitation: reservations are recomputed every cycle in queue order, so a gang's
-///   reservation can move later when an earlier gang's moves earlier; the no-delay guarantee is
-///   verified (property test) for EASY backfill's head only.
+/// - `conservative_backfill`: every gang that does not fit, or that fits now but would delay
+///   a reservation (reason `reservation`), gets a reservation, each respecting the earlier
+///   ones; a job may start now only if every reservation still holds at every reservation
+///   time. `max_reservations` bounds how many are held at once.
 ///
-/// Reservations are what-if placements with the pipeline's own placement policy, so they
-/// respect gangs, GPU models, MIG geometry and whatever the placement policy respects. Time
-/// points considered: the expected ends of running jobs (start + expected duration; a job past
-/// its expected end counts as ending now) and, for conservative backfill, the ends of earlier
-/// reservations. The first reservation's time is found by bisection over the releases in end
-/// order (the evictions kept between probes, so O(releases) evictions in all); a later one
-/// finds the earliest time its gang would fit without reservations the same way, then scans
-/// at most `horizon` time points from there (reservations only take room away).
+/// Reservations are pinned and carried across cycles: once a gang has a reservation, its start
+/// never moves later while the gang waits. Every job that starts (a backfilled one, or a
+/// reserved one starting before its time, "running early") is checked against every other
+/// reservation it could delay, and a new reservation is checked against the older ones, so
+/// each held reservation stays feasible as long as running jobs end by their expected ends
+/// (and the placement policy finds a placement for the reserved gang at its start, when its
+/// pinned allocation, below, is free). A reservation is
+/// dropped when its gang starts (then the room it held is free for others), when the gang was
+/// not in the previous cycle's queue (it left the queue; kept when a blocked head hid it), or
+/// when its start has come and the gang still does not fit (a running job outlived its
+/// estimate): then it is reserved again, later. Reservations do not move earlier on their own;
+/// a gang whose room frees up early starts early through the normal check.
+///
+/// A reservation pins an allocation: where the pipeline's own placement policy put the gang
+/// in the what-if at its start (so it respects gangs, GPU models, MIG geometry and whatever
+/// the placement policy respects), held from its start to its expected end. Every what-if
+/// places the active reservations at their pinned allocations, so a check does not depend on
+/// where the placement policy would put them another time; the gang starts on its pinned
+/// allocation when that is free (always from its start on, when estimates hold), else (early)
+/// where the placement policy puts it. (The pinned allocation is used only when it has the same
+/// shape as the policy's placement: tasks per group, GPUs per model, size and MIG slots, so
+/// quota checks made on the policy's placement stay exact; an elastic gang shrunk for quota
+/// keeps the policy's placement.) The
+/// earliest start of a gang is found by walking the *intervals* between boundaries: now, and
+/// the starts and ends of held reservations. Within an interval the set of active reservations
+/// is fixed and more running jobs end as time goes on, so whether the gang fits at time t is
+/// monotone: bisection over the running jobs' expected ends in the interval (a job past its
+/// expected end counts as ending now) finds the first t where it fits, evicting O(releases)
+/// jobs per interval in all (the evictions are kept between probes). The gang must also not
+/// break a reservation starting while it would run; that condition only gets harder later in
+/// the interval, so it is checked once at that t and a failure moves on to the next interval.
+/// `horizon` caps the number of intervals walked (not time points), so 10,000 distinct ends
+/// cost O(log 10,000) probes per interval. A gang for which no start is found within `horizon`
+/// intervals is listed in `unreserved()` and skipped (a later cycle tries again); one that
+/// cannot fit even after every known end (what blocks it has no estimate) is listed too and
+/// blocks the queue (see below).
 ///
 /// Checking a candidate (`approve`): when a reservation is made, the state at its start is
-/// recorded (running jobs that have not ended by then, the reservations active then at the
-/// placements found); jobs admitted later in the cycle are added to the record. A candidate
+/// recorded (running jobs that have not ended by then, the reservations active then at their
+/// pinned allocations); jobs admitted later are added to the record (records are carried with
+/// their reservations; jobs that end early leave them pessimistic, never optimistic). A candidate
 /// whose placement fits beside the record cannot delay that reservation (its recorded
 /// placement stays free), so it passes without a what-if; otherwise a full what-if (evict the
-/// releases up to the start, place the active reservations again) decides.
+/// releases up to the start, place the active reservations at their pinned allocations)
+/// decides.
 ///
 /// Jobs without a duration estimate are handled conservatively: a running job without one is
 /// never counted on to end (unless `default_duration` is set, like Slurm's DefaultTime), and a
@@ -50,6 +78,7 @@
 #pragma once
 
 #include <algorithm>  // std::sort, std::lower_bound, std::min
+#include <bit>        // std::popcount
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -105,8 +134,8 @@ class gang_admission {
 
   queueing mode = queueing::best_effort;
   backoff_config backoff{};
-  std::int32_t max_reservations = 16;            ///< conservative backfill: reservations per cycle
-  std::int32_t horizon = 64;                     ///< time points scanned for a later reservation
+  std::int32_t max_reservations = 16;  ///< conservative backfill: reservations held at once
+  std::int32_t horizon = 128;          ///< boundary intervals walked to find a reservation
   std::optional<sim_duration> default_duration;  ///< assumed for jobs without an estimate
 
   [[nodiscard]] constexpr std::string_view name() const noexcept {
@@ -123,16 +152,24 @@ class gang_admission {
     return "gang";
   }
 
-  /// The reservations made this cycle, in the order they were made.
+  /// The reservations held (carried across cycles), in the order they were made.
   [[nodiscard]] const std::vector<reservation>& reservations() const noexcept { return reserved_; }
+  /// The gangs that needed a reservation this cycle and got none: beyond `horizon` intervals,
+  /// over `max_reservations`, or unable to fit after every known end.
+  [[nodiscard]] const std::vector<job_id>& unreserved() const noexcept { return unreserved_; }
   /// Counts of this cycle's backfill checks (fast or full what-if).
   [[nodiscard]] const backfill_stats& last_stats() const noexcept { return stats_; }
 
-  void begin_cycle(const schedule_context& /*ctx*/) {
+  /// Drops the reservations of gangs that run now or left the queue (see the file
+  /// documentation). O(reservations).
+  void begin_cycle(const schedule_context& ctx) {
     ++cycle_;
-    reserved_.clear();
-    specs_.clear();
-    future_.clear();
+    for (std::size_t i = reserved_.size(); i-- > 0;) {
+      const bool left = seen_[i] + 1 < cycle_ && !blocked_;
+      if (left || ctx.book().is_running(reserved_[i].job)) drop(i);
+    }
+    blocked_ = false;
+    unreserved_.clear();
     stats_ = {};
     releases_valid_ = false;
   }
@@ -164,20 +201,31 @@ class gang_admission {
   [[nodiscard]] admission_verdict approve(const schedule_context& ctx, const job_spec& j,
                                           ledger::transaction& tx, const admission_tools& tools) {
     if (reserved_.empty()) return {verdict::admit, {}};
-    if (const auto* r = find_reservation(j.id)) {  // a reserved gang starting early is fine
-      (void)r;
-      return {verdict::admit, {}};
+    // A reserved gang starts where it was reserved when that room is free (it always is from
+    // its reservation's start on); before that it keeps the placement policy's choice. Either
+    // way it is checked against the others like any job, its own reservation left out.
+    for (std::size_t i = 0; i < reserved_.size(); ++i) {
+      if (reserved_[i].job != j.id) continue;
+      const ledger::transaction::savepoint before{0, tx.shrunk().size(), tx.evicted().size()};
+      chosen_.assign(tx.placed().begin(), tx.placed().end());
+      if (!same_shape(ctx.state(), chosen_, pinned_[i])) break;  // e.g. an elastic gang shrunk
+      tx.rollback_to(before);
+      if (!place_exact(pinned_[i], tx)) {
+        tx.rollback_to(before);
+        for (const auto& a : chosen_) (void)tx.place(a);  // exactly what was placed before
+      }
+      break;
     }
     const sim_time end = end_of(ctx.now(), j);
     for (std::size_t i = 0; i < reserved_.size(); ++i) {
       const auto& r = reserved_[i];
-      if (r.start >= end) continue;  // j is gone by then
+      if (r.job == j.id || r.start >= end) continue;  // its own, or j is gone by then
       if (fits_beside(future_[i], tx.placed())) {
         ++stats_.fast_checks;
         continue;
       }
       ++stats_.what_ifs;
-      if (!holds_at(ctx, r.start, tx, tools)) {
+      if (!holds_at(ctx, r.start, tx, tools, j.id)) {
         return {verdict::defer,
                 reason{reason_code::reservation, resource_kind::none, 0, 0, -1, r.job, r.start}};
       }
@@ -187,6 +235,12 @@ class gang_admission {
 
   void on_committed(const schedule_context& ctx, const decision& d) {
     failures_.erase(d.job);
+    for (std::size_t i = 0; i < reserved_.size(); ++i) {
+      if (reserved_[i].job == d.job) {
+        drop(i);  // its gang runs: the room it held is free
+        break;
+      }
+    }
     if (const auto* run = ctx.book().find(d.job)) {
       // keep the reservations' recorded states in step: the new job runs in those before its end
       const sim_time end = end_of(run->start, run->spec);
@@ -226,15 +280,46 @@ class gang_admission {
       case queueing::conservative_backfill:
         break;
     }
-    if (!capacity || find_reservation(j.id) != nullptr) return queue_action::skip;
+    for (std::size_t i = 0; i < reserved_.size(); ++i) {
+      if (reserved_[i].job != j.id) continue;
+      seen_[i] = cycle_;
+      if (reserved_[i].start > ctx.now()) return queue_action::skip;  // pinned
+      drop(i);  // its time came and it cannot start: reserved again below, later
+      break;
+    }
+    const bool wants = capacity || (mode == queueing::conservative_backfill &&
+                                    why.code == reason_code::reservation);
+    if (!wants) return queue_action::skip;
     const auto limit = mode == queueing::easy_backfill ? 1 : max_reservations;
-    if (std::cmp_greater_equal(reserved_.size(), limit)) return queue_action::skip;
-    if (reserve(ctx, j, tools)) return queue_action::skip;
+    if (std::cmp_greater_equal(reserved_.size(), limit)) {
+      unreserved_.push_back(j.id);
+      return queue_action::skip;
+    }
+    switch (reserve(ctx, j, tools)) {
+      case search::found:
+        return queue_action::skip;
+      case search::beyond_horizon:
+        unreserved_.push_back(j.id);
+        return queue_action::skip;
+      case search::never:
+        break;
+    }
+    unreserved_.push_back(j.id);
+    blocked_ = true;
     return queue_action::block;  // no reservation possible: do not let others starve it
   }
 
-  /// Forgets a job's failure history (call when a job leaves the queue without running).
-  void forget(job_id id) { failures_.erase(id); }
+  /// Forgets a job's failure history and reservation (call when a job leaves the queue
+  /// without running).
+  void forget(job_id id) {
+    failures_.erase(id);
+    for (std::size_t i = 0; i < reserved_.size(); ++i) {
+      if (reserved_[i].job == id) {
+        drop(i);
+        break;
+      }
+    }
+  }
 
   friend bool operator==(const gang_admission& a, const gang_admission& b) noexcept {
     return a.mode == b.mode && a.backoff == b.backoff && a.max_reservations == b.max_reservations &&
@@ -288,6 +373,28 @@ class gang_admission {
   }
 
  private:
+  enum class search : std::uint8_t { found, beyond_horizon, never };
+
+  /// Removes reservation `i` and its record. O(reservations).
+  void drop(std::size_t i) {
+    const auto at = static_cast<std::ptrdiff_t>(i);
+    reserved_.erase(reserved_.begin() + at);
+    pinned_.erase(pinned_.begin() + at);
+    seen_.erase(seen_.begin() + at);
+    future_.erase(future_.begin() + at);
+    reorder();
+  }
+
+  /// Rebuilds `by_start_`: reservations by start, then in the order made. O(r log r).
+  void reorder() {
+    by_start_.resize(reserved_.size());
+    for (std::size_t i = 0; i < by_start_.size(); ++i) by_start_[i] = i;
+    std::sort(by_start_.begin(), by_start_.end(), [&](std::size_t a, std::size_t b) {
+      return reserved_[a].start != reserved_[b].start ? reserved_[a].start < reserved_[b].start
+                                                      : a < b;
+    });
+  }
+
   struct failure {
     std::int64_t count = 0;
     std::int64_t until = 0;  ///< cycle number or milliseconds since the epoch
@@ -377,58 +484,88 @@ class gang_admission {
     releases_valid_ = true;
   }
 
+  /// Whether two allocations of one gang have the same tasks per group and the same GPUs per
+  /// model, size and MIG slots (so quotas count them alike). O(grants log grants).
+  bool same_shape(const cluster& c, std::span<const task_allocation> a,
+                  std::span<const task_allocation> b) {
+    if (a.size() != b.size()) return false;
+    auto keys = [&](std::span<const task_allocation> tasks, std::vector<std::int64_t>& out) {
+      out.clear();
+      for (const auto& t : tasks) {
+        out.push_back(std::int64_t{t.group} << 48);
+        for (const auto& g : t.gpus) {
+          out.push_back((std::int64_t{t.group} << 48) | (std::int64_t{1} << 47) |
+                        (std::int64_t{c.gpu(g.gpu).model.value()} << 24) |
+                        (std::int64_t{g.milli.value()} << 8) |
+                        std::popcount(static_cast<unsigned>(g.mig_slots)));
+        }
+      }
+      std::sort(out.begin(), out.end());
+    };
+    keys(a, keys_a_);
+    keys(b, keys_b_);
+    return keys_a_ == keys_b_;
+  }
+
+  /// Places exactly `tasks` in `tx`; false (leaving what did fit) when one does not fit.
+  static bool place_exact(std::span<const task_allocation> tasks, ledger::transaction& tx) {
+    for (const auto& a : tasks) {
+      if (!tx.place(a)) return false;
+    }
+    return true;
+  }
+
+  /// Places, in `tx`, the reservations active at `t` (but `skip`'s) at their pinned
+  /// allocations, in the order they start, then `extra` with the placement policy if given.
+  /// True when every one fits.
+  bool place_active(sim_time t, ledger::transaction& tx, const admission_tools& tools,
+                    const job_spec* extra = nullptr, job_id skip = {}) {
+    for (const std::size_t i : by_start_) {
+      const auto& r = reserved_[i];
+      if (r.job == skip || t < r.start || t >= r.end) continue;
+      if (!place_exact(pinned_[i], tx)) return false;
+    }
+    return extra == nullptr || tools.place(*extra, tx).placed;
+  }
+
   /// Builds, in `tx`, the state at time `t`: running jobs that end by `t` are evicted and the
   /// reservations active at `t` are placed in order. True when every one of them fits.
   bool state_at(const schedule_context& ctx, sim_time t, ledger::transaction& tx,
-                const admission_tools& tools, const job_spec* extra = nullptr) {
+                const admission_tools& tools, const job_spec* extra = nullptr, job_id skip = {}) {
     refresh_releases(ctx);
     for (const auto& r : releases_) {
       if (r.at > t) break;
       if (ctx.book().is_running(r.job) && !tx.is_evicted(r.job)) tx.evict(r.job);
     }
-    for (std::size_t i = 0; i < reserved_.size(); ++i) {
-      const auto& r = reserved_[i];
-      if (r.start <= t && t < r.end && !tools.place(*specs_[i], tx).placed) return false;
-    }
-    return extra == nullptr || tools.place(*extra, tx).placed;
+    return place_active(t, tx, tools, extra, skip);
   }
 
-  /// Whether every reservation active at `t` still fits at `t`, given what `tx` holds now.
+  /// Whether every reservation active at `t` (but `skip`'s) still fits at `t`, given what `tx`
+  /// holds now.
   bool holds_at(const schedule_context& ctx, sim_time t, ledger::transaction& tx,
-                const admission_tools& tools) {
+                const admission_tools& tools, job_id skip = {}) {
     const auto sp = tx.mark();
-    const bool ok = state_at(ctx, t, tx, tools);
+    const bool ok = state_at(ctx, t, tx, tools, nullptr, skip);
     tx.rollback_to(sp);
     return ok;
   }
 
-  /// Finds and records `j`'s reservation; false when none exists within the releases known.
-  bool reserve(const schedule_context& ctx, const job_spec& j, const admission_tools& tools) {
+  /// Finds and records `j`'s reservation by walking the boundary intervals (see the file
+  /// documentation). O(horizon x (log releases placements + releases evictions)).
+  search reserve(const schedule_context& ctx, const job_spec& j, const admission_tools& tools) {
     refresh_releases(ctx);
+    const sim_time now = ctx.now();
+    bounds_.clear();
+    for (const auto& r : reserved_) {
+      if (r.start > now) bounds_.push_back(r.start);
+      if (r.end > now && r.end != sim_time::max()) bounds_.push_back(r.end);
+    }
+    std::sort(bounds_.begin(), bounds_.end());
+    bounds_.erase(std::unique(bounds_.begin(), bounds_.end()), bounds_.end());
+
     auto tx = tools.begin();
-    const sim_time dur_end_unknown = sim_time::max();
-    auto feasible = [&](sim_time t) {
-      const auto sp = tx.mark();
-      bool ok = state_at(ctx, t, tx, tools, &j);
-      if (ok) {
-        // j running from t must not break a later reservation
-        const sim_time end = end_of(t, j) == dur_end_unknown ? dur_end_unknown : end_of(t, j);
-        for (const auto& r : reserved_) {
-          if (!ok) break;
-          if (r.start > t && r.start < end) {
-            tx.rollback_to(sp);
-            ok = state_at(ctx, r.start, tx, tools) && tools.place(j, tx).placed;
-          }
-        }
-      }
-      tx.rollback_to(sp);
-      return ok;
-    };
-    // The earliest time `j` fits once running jobs end, ignoring reservations: bisection over
-    // how many releases happen (more releases never make it fit less). The evictions stay in
-    // `tx` between probes and are undone to savepoints, so the whole search evicts
-    // O(releases) jobs rather than O(releases x log releases).
-    std::optional<sim_time> earliest;
+    // The evictions of a prefix of `releases_` stay in `tx` between probes and are undone to
+    // savepoints, so an interval evicts O(releases) jobs rather than O(releases x probes).
     prefix_.clear();
     prefix_.push_back(tx.mark());              // prefix_[i]: after evicting releases_[0..i)
     auto evict_through = [&](std::size_t k) {  // releases_[0..k) and ties of releases_[k-1]
@@ -449,49 +586,73 @@ class gang_admission {
         prefix_.push_back(tx.mark());
       }
     };
-    auto fits_after = [&](std::size_t k) {
+    auto ended_by = [&](sim_time t) {  // how many releases happen by `t`
+      const release upto{t, job_id{std::numeric_limits<job_id::rep>::max()}};
+      return static_cast<std::size_t>(std::upper_bound(releases_.begin(), releases_.end(), upto) -
+                                      releases_.begin());
+    };
+    // `j` fits once `k` releases happened, beside the reservations active at `at`
+    auto fits = [&](std::size_t k, sim_time at) {
       evict_through(k);
       const auto sp = tx.mark();
-      const bool ok = tools.place(j, tx).placed;
+      const bool ok = place_active(at, tx, tools, &j);
       tx.rollback_to(sp);
       return ok;
     };
-    std::size_t lo = 0, hi = releases_.size() + 1;  // lo: releases known too few
-    // find the smallest k in 1..n with fits_after(k)
-    if (!releases_.empty() && fits_after(releases_.size())) {
-      hi = releases_.size();
-      while (hi - lo > 1) {
-        const auto mid = lo + (hi - lo) / 2;
-        (fits_after(mid) ? hi : lo) = mid;
-      }
-      earliest = releases_[hi - 1].at;
-    }
-    std::optional<sim_time> when;
-    if (earliest && reserved_.empty()) {
-      when = earliest;
-    } else if (earliest) {
-      // Reservations only take room away, so scan from `earliest`: the releases and the
-      // reservations' ends, at most `horizon` points, for one where `j` fits beside them.
-      std::vector<sim_time> points;
-      for (const auto& r : releases_) points.push_back(r.at);
+    // `j` at `placed_` from `t` breaks no reservation that starts while it runs
+    auto keeps_later = [&](sim_time t) {
+      const sim_time end = end_of(t, j);
       for (const auto& r : reserved_) {
-        if (r.end != sim_time::max()) points.push_back(r.end);
+        if (r.start <= t || r.start >= end) continue;
+        evict_through(ended_by(r.start));
+        const auto sp = tx.mark();
+        const bool ok = place_active(r.start, tx, tools) && place_exact(placed_, tx);
+        tx.rollback_to(sp);
+        if (!ok) return false;
       }
-      std::sort(points.begin(), points.end());
-      points.erase(std::unique(points.begin(), points.end()), points.end());
-      const auto from = std::lower_bound(points.begin(), points.end(), *earliest);
-      for (auto it = from; it != points.end() && std::cmp_less(it - from, horizon); ++it) {
-        // keep the releases up to this point evicted (points ascend): state_at adds none
-        const release upto{*it, job_id{std::numeric_limits<job_id::rep>::max()}};
-        evict_through(static_cast<std::size_t>(
-            std::upper_bound(releases_.begin(), releases_.end(), upto) - releases_.begin()));
-        if (feasible(*it)) {
-          when = *it;
+      return true;
+    };
+
+    std::optional<sim_time> when;
+    search result = search::never;
+    sim_time lo = now;
+    for (std::size_t k = 0; k <= bounds_.size(); ++k) {
+      if (std::cmp_greater_equal(k, horizon)) {
+        result = search::beyond_horizon;
+        break;
+      }
+      const sim_time hi = k < bounds_.size() ? bounds_[k] : sim_time::max();
+      if (hi <= lo) continue;
+      // candidates: `lo` (the releases by then done), then each release in (lo, hi)
+      const std::size_t first = ended_by(lo);
+      std::size_t last = first;
+      while (last < releases_.size() && releases_[last].at < hi) ++last;
+      if (fits(last, lo)) {
+        std::size_t a = first, b = last;  // fits(b): find the least such count
+        if (b != first && fits(first, lo)) b = first;
+        while (b - a > 1) {
+          const auto mid = a + (b - a) / 2;
+          (fits(mid, lo) ? b : a) = mid;
+        }
+        const sim_time t = b == first ? lo : releases_[b - 1].at;
+        // where `j` lands at `t`: pinned for its whole run
+        evict_through(b);
+        const auto sp = tx.mark();
+        (void)place_active(lo, tx, tools);
+        const auto mine = tx.mark();
+        const bool placed = tools.place(j, tx).placed;
+        placed_.assign(tx.placed().begin() + static_cast<std::ptrdiff_t>(mine.placed),
+                       tx.placed().end());
+        tx.rollback_to(sp);
+        if (placed && keeps_later(t)) {
+          when = t;
+          result = search::found;
           break;
         }
       }
+      lo = hi;
     }
-    if (!when) return false;
+    if (!when) return result;
     const reservation made{j.id, *when, end_of(*when, j)};
     // Record the state at its start (for approve's fast path); earlier records that the new
     // reservation overlaps no longer show it, so they are dropped.
@@ -499,7 +660,7 @@ class gang_admission {
     future_state f{*when, ledger{}, false};
     {
       auto at_start = tools.begin();
-      if (state_at(ctx, *when, at_start, tools, &j)) {
+      if (state_at(ctx, *when, at_start, tools) && place_exact(placed_, at_start)) {
         f.book = ledger(at_start.state());
         f.valid = true;
       }
@@ -508,15 +669,24 @@ class gang_admission {
       if (made.start <= other.at && other.at < made.end) other.valid = false;
     }
     reserved_.push_back(made);
-    specs_.push_back(&j);
+    pinned_.push_back(placed_);
+    seen_.push_back(cycle_);
     future_.push_back(std::move(f));
-    return true;
+    reorder();
+    return search::found;
   }
 
   std::int64_t cycle_ = 0;
   std::unordered_map<job_id, failure> failures_;
-  std::vector<reservation> reserved_;
-  std::vector<const job_spec*> specs_;  // the reserved jobs (pending, valid during a cycle)
+  std::vector<reservation> reserved_;  // held, carried across cycles, in the order made
+  std::vector<std::vector<task_allocation>> pinned_;  // per reservation: where it starts
+  std::vector<task_allocation> placed_, chosen_;      // reserve() / approve() scratch
+  std::vector<std::int64_t> keys_a_, keys_b_;         // same_shape() scratch
+  std::vector<std::int64_t> seen_;     // per reservation: last cycle its gang was considered
+  std::vector<job_id> unreserved_;     // this cycle: gangs that got no reservation
+  std::vector<sim_time> bounds_;       // reserve(): reservation starts and ends after now
+  std::vector<std::size_t> by_start_;  // reservation indices by start, then order made
+  bool blocked_ = false;               // a head without a reservation blocked the queue
   std::vector<release> releases_;
   bool releases_valid_ = false;
   std::vector<ledger::transaction::savepoint> prefix_;  // reserve(): evicted release prefixes

@@ -8,7 +8,13 @@
 /// memory, milli-GPU, and whole GPUs of a model when a request allows exactly one model) must
 /// fit, so a gang that can never fit its quota now is deferred without a placement attempt;
 /// after the tentative placement (`approve`), the exact usage of what was placed (GPUs counted
-/// per model they landed on) must fit, with any victims' usage returned first. Usage is
+/// per model they landed on) must fit, with any victims' usage returned first. The first check
+/// also passes a gang whose lower bound stays within its tenant's own nominal quota
+/// (`quota_tree::within_nominal`) even when cohort peers' borrowing leaves nothing available:
+/// that quota may be reclaimed (Kueue `reclaimWithinCohort`), so the gang goes on to placement
+/// and preemption, and `approve` decides exactly with the victims' usage returned. (When such
+/// a gang is placed on free resources without victims and the cohort is still full, `approve`
+/// defers it, and the pipeline does not try preemption after a refusal.) Usage is
 /// recomputed from the ledger at the start of every cycle (so releases between cycles count
 /// exactly) and kept in step with every commit during the cycle. Tenants without a queue in the
 /// tree are not limited.
@@ -105,7 +111,9 @@ class quota_admission {
     if (v.kind != verdict::admit) return v;
     demand_lower_bound(j, tree_.dims(), buffer_);
     if (const auto s = tree_.check(j.tenant, buffer_)) {
-      return {verdict::defer, over_quota_reason(*s)};
+      // within its own nominal quota: reclaimable from borrowers, so placement and preemption
+      // are tried; approve() checks exactly with the victims' usage returned
+      if (!tree_.within_nominal(j.tenant, buffer_)) return {verdict::defer, over_quota_reason(*s)};
     }
     return v;
   }
