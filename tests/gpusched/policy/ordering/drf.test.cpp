@@ -311,6 +311,76 @@ TEST_SUITE("policy/ordering/drf") {
   }
 }
 
+TEST_SUITE("policy/ordering/drf") {
+  TEST_CASE("the flat drf path gives the same order and picks as the general algorithm") {
+    const auto seed = gs::seed_from_env(404);
+    INFO("seed = " << seed);
+    gs::random_engine g(seed);
+    const auto cat = gs::basic_catalog();
+    int wide = 0;
+    for (int round = 0; round < 60; ++round) {
+      INFO("round = " << round);
+      gs::ledger book(gs::cluster(cat, gs::testing::random_nodes(g, 6 + gs::uniform_index(g, 20))));
+      const auto tenants = 1 + gs::uniform_index(g, 40);
+      // tenant ids: small ones and some beyond the direct lookup table
+      const auto tenant = [&] {
+        const auto t = static_cast<unsigned>(gs::uniform_index(g, tenants));
+        return gs::tenant_id{t % 7 == 6 ? 5000000 + t : t};
+      };
+      std::vector<gs::job_spec> load, pending;
+      for (unsigned i = 0; i < 30; ++i) {
+        load.push_back(gs::testing::random_job(g, cat, gs::job_id{i + 1}, {}, 2));
+        load.back().tenant = tenant();
+      }
+      auto pipe = gs::make_pipeline(gs::no_preemption{});
+      pipe.schedule(book, load, {}, g);
+      const auto n = gs::uniform_index(g, 200);
+      for (unsigned i = 0; i < n; ++i) {
+        pending.push_back(gs::testing::random_job(
+            g, cat, gs::job_id{1000 + i},
+            gs::at(gs::seconds(static_cast<int>(gs::uniform_index(g, 4)))), 3));
+        pending.back().tenant = tenant();
+      }
+      // a one-level tree with random weights for some tenants (others are implicit, weight 1);
+      // sometimes a tiny weight, whose keys do not fit the packed 64-bit sort
+      std::vector<gs::tenant_spec> specs;
+      const bool tiny = round % 5 == 4;
+      for (unsigned t = 0; t < tenants; ++t) {
+        if (gs::uniform_index(g, 2) == 0) continue;
+        const double w =
+            tiny && t == 0 ? 1e-9 : 0.25 * static_cast<double>(1 + gs::uniform_index(g, 12));
+        specs.push_back({gs::tenant_id{t}, "", {}, w, 0});
+      }
+      gs::drf_options o;
+      o.progressive = round % 4 != 3;
+      o.gpus = round % 3 == 2 ? gs::resource_basis::gpu_dimensions::pooled
+                              : gs::resource_basis::gpu_dimensions::per_model;
+      gs::drf_ordering fast(gs::tenant_tree(specs), o), general(gs::tenant_tree(specs), o);
+      std::vector<const gs::job_spec*> q1, q2;
+      for (const auto& j : pending) q1.push_back(&j);
+      std::shuffle(q1.begin(), q1.end(), g);
+      q2 = q1;
+      const gs::schedule_context ctx(book, gs::at(gs::seconds(10)), g);
+      fast.order(ctx, q1);
+      general.order_general(ctx, q2);
+      REQUIRE(q1.size() == q2.size());
+      CHECK(ids(q1) == ids(q2));
+      REQUIRE(fast.picks().size() == general.picks().size());
+      for (std::size_t i = 0; i < q1.size(); ++i) {
+        const auto& a = fast.picks()[i];
+        const auto& b = general.picks()[i];
+        CHECK(a.job == b.job);
+        CHECK(a.tenant == b.tenant);
+        CHECK(a.dominant_share == b.dominant_share);
+        CHECK(a.weighted_share == b.weighted_share);
+        CHECK(a.dominant_dimension == b.dominant_dimension);
+        if (a.weighted_share > 1e6) ++wide;
+      }
+    }
+    CHECK(wide > 0);  // the wide-key fallback was exercised
+  }
+}
+
 TEST_SUITE("workload/tenant") {
   TEST_CASE("a tenant tree rejects bad weights, orphans and cycles naming tenant and field") {
     using gs::tenant_id;
