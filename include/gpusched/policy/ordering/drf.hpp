@@ -16,6 +16,10 @@
 ///   sets (no tree, or one level) `order` takes an equivalent flat path: each tenant's shares
 ///   along its queue are monotone, so the heap merge equals one radix sort of the keys
 ///   (share at the job's turn, tenant id, queue position); same order and picks.
+/// - Incremental (`drf_options::incremental`): tenant usage is kept across cycles and updated
+///   by `on_admitted` / `on_released` in O(D + log T) (an ordered set of tenants by weighted
+///   share gives who is served next); the pipeline calls them on admission, eviction, shrink
+///   and `pipeline::release` (`incremental_ordering_policy`).
 ///
 /// Tie-break (deterministic, documented, pinned by tests): equal weighted dominant shares (equal
 /// to 2^-36) go to the smaller tenant id; within a tenant, jobs go by submit time, then job id.
@@ -36,6 +40,8 @@
 #include <cstdint>
 #include <limits>
 #include <memory>  // std::shared_ptr
+#include <optional>
+#include <set>
 #include <span>
 #include <string_view>
 #include <unordered_map>
@@ -176,6 +182,14 @@ struct drf_options {
   bool progressive = true;
   /// Decayed usage to use instead of the current allocation (shared, read-only); see decay.hpp.
   std::shared_ptr<const decayed_usage> history;
+  /// Keep each tenant's usage across cycles, updated in O(D + log T) by `on_admitted` and
+  /// `on_released` (which the pipeline calls), instead of summing the running jobs in every
+  /// `order`. The state mirrors one ledger; it is rebuilt from it when `order` sees another
+  /// ledger or a different number of running jobs, so every change of the ledger must be
+  /// reported (use `pipeline::release`, not `ledger::release`). Sums are exact, hence equal to
+  /// the from-scratch ones, when allocations are whole units (GPUs, milli-GPUs, CPU, memory);
+  /// MIG fractions may differ in the last bit. Ignored with `history`.
+  bool incremental = false;
 };
 
 /// @brief Why a job was placed where it is in the last order: the state at its pick.
@@ -210,6 +224,31 @@ class drf_ordering {
   [[nodiscard]] const resource_basis& basis() const noexcept { return basis_; }
   /// One entry per job of the last `order` call, in the order produced: why each went next.
   [[nodiscard]] std::span<const drf_pick> picks() const noexcept { return picks_; }
+
+  /// @brief Incremental hook (`drf_options::incremental`): `j` started holding `grant`. Charges
+  /// it to the tenant's tracked usage. O(grant x D + log T). No effect when not incremental or
+  /// before the first `order` on this ledger (which builds the state from the ledger).
+  void on_admitted(const schedule_context& ctx, const job_spec& j,
+                   std::span<const task_allocation> grant) {
+    track(ctx, j, grant, 1.0);
+    if (opts_.incremental && inc_book_ == &ctx.book()) ++inc_jobs_;
+  }
+  /// @brief Incremental hook: `j` is about to give back `grant` (release, eviction, or the old
+  /// size of a shrink). O(grant x D + log T).
+  void on_released(const schedule_context& ctx, const job_spec& j,
+                   std::span<const task_allocation> grant) {
+    track(ctx, j, grant, -1.0);
+    if (opts_.incremental && inc_book_ == &ctx.book() && inc_jobs_ > 0) --inc_jobs_;
+  }
+  /// Calls of `order` that read the tracked usage instead of summing the ledger's running jobs.
+  [[nodiscard]] std::size_t incremental_cycles() const noexcept { return inc_cycles_; }
+  /// The tenant holding resources with the lowest weighted dominant share (ties: smaller
+  /// tenant id), from the incremental state (empty before it is built); O(1). Weights are the
+  /// tenant's own (meant for one-level trees).
+  [[nodiscard]] std::optional<tenant_id> lowest_share_tenant() const {
+    if (inc_order_.empty()) return std::nullopt;
+    return tenant_id{inc_order_.begin()->second};
+  }
 
   /// Orders `jobs` (see the file comment). Flat tenant sets (no tree, or a tree of one level)
   /// take the flat path, which gives the same order and picks as `order_general`.
@@ -425,7 +464,15 @@ class drf_ordering {
     for (std::uint32_t i = 0; i < tree_.size(); ++i) {
       nodes_.push_back({tree_.parent(i), tree_[i].weight, tree_[i].id.value(), tree_[i].id});
     }
-    for (const auto& r : ctx.book().running()) (void)queue_node(r.spec.tenant);
+    inc_live_ = opts_.incremental && !opts_.history && inc_book_ == &ctx.book() &&
+                inc_jobs_ == ctx.book().running().size() &&
+                inc_basis_.capacity().size() == basis_.capacity().size();
+    if (inc_live_) {
+      ++inc_cycles_;
+      for (const auto t : inc_tenant_) (void)queue_node(t);
+    } else {
+      for (const auto& r : ctx.book().running()) (void)queue_node(r.spec.tenant);
+    }
   }
 
   /// Usage of the `N` nodes: own usage at queue nodes, then added to every ancestor.
@@ -440,13 +487,68 @@ class drf_ordering {
         scratch_ = opts_.history->equivalent_allocation(nodes_[k].tenant, ctx.now());
         add_up(k, N);
       }
+    } else if (inc_live_) {
+      for (std::size_t s = 0; s < inc_tenant_.size(); ++s) {
+        scratch_ = inc_usage_[s];
+        add_up(queue_node(inc_tenant_[s]), N);
+      }
     } else {
+      const bool sync = opts_.incremental;
+      if (sync) reset_tracking(ctx);
       for (const auto& r : ctx.book().running()) {
         scratch_.setZero();
         basis_.add_running(scratch_, ctx.state(), r);
         add_up(queue_node(r.spec.tenant), N);
+        if (sync) inc_usage_[track_slot(r.spec.tenant)] += scratch_;
+      }
+      if (sync) {
+        for (std::uint32_t s = 0; s < inc_tenant_.size(); ++s) rekey(s);
       }
     }
+  }
+
+  // ---- incremental state ----
+  void reset_tracking(const schedule_context& ctx) {
+    inc_book_ = &ctx.book();
+    inc_jobs_ = ctx.book().running().size();
+    inc_basis_ = basis_;
+    inc_slot_.clear();
+    inc_tenant_.clear();
+    inc_usage_.clear();
+    inc_key_.clear();
+    inc_order_.clear();
+  }
+  std::uint32_t track_slot(tenant_id t) {
+    auto [it, fresh] = inc_slot_.try_emplace(t, static_cast<std::uint32_t>(inc_tenant_.size()));
+    if (fresh) {
+      inc_tenant_.push_back(t);
+      inc_usage_.push_back(inc_basis_.zero());
+      inc_key_.push_back(-1);  // not in inc_order_ yet
+    }
+    return it->second;
+  }
+  double tracked_weight(tenant_id t) const {
+    const auto p = tree_.find(t);
+    return p && tree_.is_leaf(*p) ? tree_[*p].weight : 1.0;
+  }
+  /// Re-sorts tenant slot `s` in `inc_order_` after its usage changed. O(D + log T).
+  void rekey(std::uint32_t s) {
+    const auto tie = inc_tenant_[s].value();
+    if (inc_key_[s] >= 0) inc_order_.erase({inc_key_[s], tie});
+    if ((inc_usage_[s] == 0).all()) {  // holds nothing: not ranked
+      inc_key_[s] = -1;
+      return;
+    }
+    inc_key_[s] = detail::share_key(inc_basis_.dominant_share(inc_usage_[s]) /
+                                    tracked_weight(inc_tenant_[s]));
+    inc_order_.insert({inc_key_[s], tie});
+  }
+  void track(const schedule_context& ctx, const job_spec& j, std::span<const task_allocation> grant,
+             double sign) {
+    if (!opts_.incremental || opts_.history || inc_book_ != &ctx.book()) return;
+    const auto s = track_slot(j.tenant);
+    for (const auto& t : grant) inc_basis_.add_allocation(inc_usage_[s], ctx.state(), t, sign);
+    rekey(s);
   }
 
   /// Writes the job at flat position `p` as the `i`-th of the order, with its pick.
@@ -607,6 +709,17 @@ class drf_ordering {
   std::vector<int> dim_;
   std::vector<std::uint64_t> packed_, spare_, by_tie_;
   std::vector<std::pair<std::int64_t, std::uint32_t>> wide_;
+  // incremental state (drf_options::incremental)
+  const ledger* inc_book_ = nullptr;  // the ledger mirrored (null: not built)
+  std::size_t inc_jobs_ = 0;          // running jobs accounted for
+  bool inc_live_ = false;             // this cycle reads the tracked usage
+  std::size_t inc_cycles_ = 0;
+  resource_basis inc_basis_;
+  std::unordered_map<tenant_id, std::uint32_t> inc_slot_;
+  std::vector<tenant_id> inc_tenant_;
+  std::vector<share_vector> inc_usage_;
+  std::vector<std::int64_t> inc_key_;
+  std::set<std::pair<std::int64_t, tenant_id::rep>> inc_order_;  // (key, tenant id)
 };
 
 GPUSCHED_END_NAMESPACE
