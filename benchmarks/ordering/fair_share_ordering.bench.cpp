@@ -71,8 +71,9 @@ const fixture& get(std::size_t n, std::size_t tenants) {
   return f;
 }
 
+// `warm`: order once before timing (an incremental policy then reads its tracked state).
 template <class P>
-void run(benchmark::State& state, P policy) {
+void run(benchmark::State& state, P policy, bool warm = false) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const auto tenants = static_cast<std::size_t>(state.range(1));
   const fixture& f = get(n, tenants);
@@ -80,6 +81,10 @@ void run(benchmark::State& state, P policy) {
   const gs::schedule_context ctx(f.book, gs::at(gs::seconds(100000)), g);
   std::vector<const gs::job_spec*> input, q;
   for (const auto& j : f.pending) input.push_back(&j);
+  if (warm) {
+    q = input;
+    policy.order(ctx, std::span<const gs::job_spec*>(q));
+  }
   for (auto _ : state) {
     state.PauseTiming();
     q = input;
@@ -114,6 +119,37 @@ void args(benchmark::internal::Benchmark* b) {
 }
 
 void BM_drf(benchmark::State& s) { run(s, gs::drf_ordering{}); }
+// Incremental DRF: the order reads each tenant's tracked usage instead of the running jobs.
+void BM_drf_incremental(benchmark::State& s) {
+  gs::drf_options o;
+  o.incremental = true;
+  run(s, gs::drf_ordering{o}, true);
+}
+// The incremental hooks: one on_released + on_admitted pair (a job of a random tenant given back
+// and charged again) with T tenants tracked; the issue asks for O(log T).
+void BM_drf_hooks(benchmark::State& s) {
+  const auto n = static_cast<std::size_t>(s.range(0));
+  const auto tenants = static_cast<std::size_t>(s.range(1));
+  const fixture& f = get(n, tenants);
+  gs::random_engine g(1);
+  const gs::schedule_context ctx(f.book, gs::at(gs::seconds(100000)), g);
+  gs::drf_options o;
+  o.incremental = true;
+  gs::drf_ordering policy(o);
+  std::vector<const gs::job_spec*> q;
+  for (const auto& j : f.pending) q.push_back(&j);
+  policy.order(ctx, std::span<const gs::job_spec*>(q));  // builds the tracked state
+  const auto run_jobs = f.book.running();
+  std::size_t i = 0;
+  for (auto _ : s) {
+    const auto& r = run_jobs[i];
+    policy.on_released(ctx, r.spec, r.tasks);
+    policy.on_admitted(ctx, r.spec, r.tasks);
+    i = i + 1 == run_jobs.size() ? 0 : i + 1;
+  }
+  benchmark::DoNotOptimize(policy.lowest_share_tenant());
+  s.SetComplexityN(s.range(1));
+}
 void BM_drf_snapshot(benchmark::State& s) {
   run(s, gs::drf_ordering{gs::drf_options{.progressive = false, .history = {}}});
 }
@@ -159,6 +195,12 @@ void BM_fifo(benchmark::State& s) { run(s, gs::fifo_ordering{}); }
 
 BENCHMARK(BM_fifo)->Apply(args);
 BENCHMARK(BM_drf)->Apply(args);
+BENCHMARK(BM_drf_incremental)->Apply(args);
+BENCHMARK(BM_drf_hooks)
+    ->Args({1000, 100})
+    ->Args({10000, 1000})
+    ->Args({100000, 10000})
+    ->Complexity(benchmark::oLogN);
 BENCHMARK(BM_drf_snapshot)->Apply(args);
 BENCHMARK(BM_hdrf_3_levels)->Apply(args);
 BENCHMARK(BM_las)->Apply(args);

@@ -78,12 +78,24 @@ class any_ordering_policy {
   struct iface : detail::named_iface {
     [[nodiscard]] virtual std::unique_ptr<iface> clone() const = 0;
     virtual void order(const schedule_context&, std::span<const job_spec*>) = 0;
+    virtual void on_admitted(const schedule_context&, const job_spec&,
+                             std::span<const task_allocation>) = 0;
+    virtual void on_released(const schedule_context&, const job_spec&,
+                             std::span<const task_allocation>) = 0;
   };
   template <class P>
   struct model final : detail::model_base<iface, P, model<P>> {
     using detail::model_base<iface, P, model<P>>::model_base;
     void order(const schedule_context& c, std::span<const job_spec*> j) override {
       this->p.order(c, j);
+    }
+    void on_admitted([[maybe_unused]] const schedule_context& c, [[maybe_unused]] const job_spec& j,
+                     [[maybe_unused]] std::span<const task_allocation> g) override {
+      if constexpr (incremental_ordering_policy<P>) this->p.on_admitted(c, j, g);
+    }
+    void on_released([[maybe_unused]] const schedule_context& c, [[maybe_unused]] const job_spec& j,
+                     [[maybe_unused]] std::span<const task_allocation> g) override {
+      if constexpr (incremental_ordering_policy<P>) this->p.on_released(c, j, g);
     }
   };
 
@@ -95,6 +107,16 @@ class any_ordering_policy {
       : self_(std::make_unique<model<P>>(std::move(p))) {}
   [[nodiscard]] std::string_view name() const { return self_->name(); }
   void order(const schedule_context& c, std::span<const job_spec*> j) { self_->order(c, j); }
+  /// Forwarded to the held policy when it is an `incremental_ordering_policy` (else no-op).
+  void on_admitted(const schedule_context& c, const job_spec& j,
+                   std::span<const task_allocation> g) {
+    self_->on_admitted(c, j, g);
+  }
+  /// Forwarded to the held policy when it is an `incremental_ordering_policy` (else no-op).
+  void on_released(const schedule_context& c, const job_spec& j,
+                   std::span<const task_allocation> g) {
+    self_->on_released(c, j, g);
+  }
 
  private:
   detail::poly<iface> self_;
@@ -286,6 +308,7 @@ class any_preemption_policy {
 };
 
 static_assert(ordering_policy<any_ordering_policy>);
+static_assert(incremental_ordering_policy<any_ordering_policy>);
 static_assert(admission_policy<any_admission_policy>);
 static_assert(packing_policy<any_packing_policy>);
 static_assert(placement_policy<any_placement_policy>);

@@ -65,6 +65,11 @@ struct cycle_result {
 /// checks; a refusal rolls the transaction back and skips preemption); `on_committed(ctx,
 /// decision)` and `on_admitted(ctx, job)` after a commit.
 ///
+/// An `incremental_ordering_policy` is told of every change the pipeline makes: `on_released`
+/// for each victim and the old size of each shrunk job just before the commit, `on_admitted`
+/// for the new sizes and the admitted job just after it; `release(book, id, now, rng)` reports
+/// a finished job and releases it.
+///
 /// Admitted jobs are committed into `book` (so later jobs in the cycle see them) and reported
 /// with their placement and victims; the caller starts them, stops the victims, and removes
 /// admitted jobs from its queue. Invariant: no gang is ever left half-placed in `book`.
@@ -99,6 +104,21 @@ class pipeline {
   [[nodiscard]] Pack& packing() noexcept { return pack_; }
   [[nodiscard]] Place& placement() noexcept { return place_; }
   [[nodiscard]] Preempt& preemption() noexcept { return preempt_; }
+
+  /// @brief Releases running job `id` from `book` (it finished or was stopped), first telling an
+  /// incremental ordering policy (`incremental_ordering_policy`) so that its tenant state
+  /// follows. Use it instead of `ledger::release` when the ordering is incremental.
+  /// @throws invalid_value_error (unknown_id) if `id` is not running; nothing changes then.
+  /// O(tasks of the job + the hook).
+  void release(ledger& book, job_id id, sim_time now, random_engine& rng) {
+    if constexpr (incremental_ordering_policy<Order>) {
+      if (const running_job* r = book.find(id)) {
+        const schedule_context ctx(book, now, rng);
+        order_.on_released(ctx, r->spec, r->tasks);
+      }
+    }
+    book.release(id);
+  }
 
   /// Runs one cycle; see the class documentation.
   cycle_result schedule(ledger& book, std::span<const job_spec> pending, sim_time now,
@@ -223,10 +243,35 @@ class pipeline {
     d.placement.assign(tx.placed().begin(), tx.placed().end());
     d.victims.assign(victims.begin(), victims.end());
     d.shrinks.assign(shrinks.begin(), shrinks.end());
+    if constexpr (incremental_ordering_policy<Order>) {
+      // the ordering's tenant state follows the allocation: victims and the old size of
+      // shrunk jobs are given back, then the new sizes and the admitted job are charged
+      for (job_id v : victims) {
+        if (const running_job* r = book.find(v)) order_.on_released(ctx, r->spec, r->tasks);
+      }
+      for_each_shrunk(book, shrinks,
+                      [&](const running_job& r) { order_.on_released(ctx, r.spec, r.tasks); });
+    }
     tx.commit(j, now);
+    if constexpr (incremental_ordering_policy<Order>) {
+      for_each_shrunk(book, shrinks,
+                      [&](const running_job& r) { order_.on_admitted(ctx, r.spec, r.tasks); });
+      if (const running_job* r = book.find(j.id)) order_.on_admitted(ctx, r->spec, r->tasks);
+    }
     if constexpr (requires { admit_.on_committed(ctx, d); }) admit_.on_committed(ctx, d);
     if constexpr (requires { admit_.on_admitted(ctx, j); }) admit_.on_admitted(ctx, j);
     return attempt::placed;
+  }
+
+  /// Calls `f` once per distinct running job among `shrinks`.
+  template <class F>
+  static void for_each_shrunk(const ledger& book, std::span<const shrink_order> shrinks, F&& f) {
+    for (std::size_t i = 0; i < shrinks.size(); ++i) {
+      bool seen = false;
+      for (std::size_t k = 0; k < i; ++k) seen = seen || shrinks[k].job == shrinks[i].job;
+      if (seen) continue;
+      if (const running_job* r = book.find(shrinks[i].job)) f(*r);
+    }
   }
 
   void check_ids(const ledger& book, std::span<const job_spec> pending) {

@@ -198,6 +198,26 @@ concept comparison_ordering_policy =
       { p.before(ctx, a, b) } -> std::convertible_to<bool>;
     };
 
+/// @brief An ordering that keeps per-tenant state across cycles and updates it as the allocation
+/// changes, instead of rebuilding it from the ledger in every `order`.
+///
+/// Requirements: `ordering_policy<P>`; `p.on_admitted(ctx, job, grant)` after `job` started
+/// holding the tasks `grant`; `p.on_released(ctx, job, grant)` before `job` gives back the tasks
+/// `grant` (a release, an eviction, or the old size of a shrink, followed by `on_admitted` with
+/// the new size). The pipeline calls them on admission, eviction, shrink and
+/// `pipeline::release`.
+/// Laws: after any sequence of changes each reported through the hooks, `order` gives the same
+/// result as a fresh policy ordering from the ledger.
+/// Complexity: each hook O(D + log T) for D dimensions and T tenants for `drf_ordering`.
+/// Models: `drf_ordering`, `any_ordering_policy`.
+template <class P>
+concept incremental_ordering_policy =
+    ordering_policy<P> && requires(P& p, const schedule_context& ctx, const job_spec& j,
+                                   std::span<const task_allocation> grant) {
+      p.on_admitted(ctx, j, grant);
+      p.on_released(ctx, j, grant);
+    };
+
 // ---- admission -----------------------------------------------------------------------------
 
 /// @brief Decides whether a job may try to start (quota, gang feasibility, reservations) and

@@ -415,6 +415,16 @@ class simulator {
   }
 
   /// Applies one event; true when it should trigger a cycle (on_event mode) or is a tick.
+  /// Releases a running job through the pipeline when it has `release` (so an incremental
+  /// ordering policy follows), else from the ledger directly.
+  void release(job_id id) {
+    if constexpr (requires { pipe_.release(book_, id, now_, rng_); }) {
+      pipe_.release(book_, id, now_, rng_);
+    } else {
+      book_.release(id);
+    }
+  }
+
   bool handle(const event& e) {
     switch (e.kind) {
       case ev_arrival: {
@@ -431,7 +441,7 @@ class simulator {
         tenant_demand_[s.tenant_slot] -= r.gpus_milli;
         if (service_) service_->erase(s.spec.id);
         if (memory_) memory_->forget(s.spec.id);
-        book_.release(s.spec.id);
+        release(s.spec.id);
         s.st = status::done;
         r.outcome = job_outcome::finished;
         r.finish = now_;
@@ -462,7 +472,7 @@ class simulator {
         for (const job_id id : book_.jobs_on(n)) {
           const auto i = index_.at(id);
           interrupt(i, /*failure=*/true);
-          book_.release(id);
+          release(id);
         }
         book_.set_available(n, false);
         push(now_ + cfg_.repair_time, ev_repair, n.value(), 0);

@@ -12,7 +12,14 @@
 ///   the leaf reached by descending from the root through the lowest-keyed child at every level;
 ///   with `progressive` (the default) that job's demand is then charged to its tenant and every
 ///   ancestor, and their keys updated in O(depth x (dimensions + log fanout)) - progressive
-///   filling over the queue, exact when every job in the order is admitted.
+///   filling over the queue, exact when every job in the order is admitted. For flat tenant
+///   sets (no tree, or one level) `order` takes an equivalent flat path: each tenant's shares
+///   along its queue are monotone, so the heap merge equals one radix sort of the keys
+///   (share at the job's turn, tenant id, queue position); same order and picks.
+/// - Incremental (`drf_options::incremental`): tenant usage is kept across cycles and updated
+///   by `on_admitted` / `on_released` in O(D + log T) (an ordered set of tenants by weighted
+///   share gives who is served next); the pipeline calls them on admission, eviction, shrink
+///   and `pipeline::release` (`incremental_ordering_policy`).
 ///
 /// Tie-break (deterministic, documented, pinned by tests): equal weighted dominant shares (equal
 /// to 2^-36) go to the smaller tenant id; within a tenant, jobs go by submit time, then job id.
@@ -27,9 +34,14 @@
 #include <Eigen/Core>
 
 #include <algorithm>  // std::sort
-#include <cmath>      // std::llround
+#include <array>
+#include <bit>    // std::bit_width
+#include <cmath>  // std::isfinite
 #include <cstdint>
+#include <limits>
 #include <memory>  // std::shared_ptr
+#include <optional>
+#include <set>
 #include <span>
 #include <string_view>
 #include <unordered_map>
@@ -52,7 +64,38 @@ namespace detail {
   constexpr double scale = 68719476736.0;  // 2^36
   if (!(s > 0)) return 0;
   if (s > 67108864.0) s = 67108864.0;
-  return std::llround(s * scale);
+  // std::llround for x in [0, 2^62], inline: truncation is exact floor, x - floor(x) is exact
+  const double x = s * scale;
+  const auto t = static_cast<std::int64_t>(x);
+  return t + (x - static_cast<double>(t) >= 0.5 ? 1 : 0);
+}
+/// LSD radix sort of `v` (11-bit digits) on its low `bits` bits; the higher bits must be zero.
+/// `spare` is a reusable buffer. Digits that are equal in every element are skipped.
+/// O(n x ceil(bits / 11) + 2^11 x passes).
+inline void radix_sort(std::vector<std::uint64_t>& v, std::vector<std::uint64_t>& spare, int bits) {
+  constexpr int digit = 11;
+  constexpr std::size_t radix = std::size_t{1} << digit;
+  const int passes = (bits + digit - 1) / digit;
+  if (passes == 0 || v.size() < 2) return;
+  std::vector<std::array<std::uint32_t, radix>> count(static_cast<std::size_t>(passes));
+  for (auto& c : count) c.fill(0);
+  for (const auto x : v) {
+    for (int d = 0; d < passes; ++d)
+      ++count[static_cast<std::size_t>(d)][(x >> (d * digit)) & (radix - 1)];
+  }
+  spare.resize(v.size());
+  for (int d = 0; d < passes; ++d) {
+    auto& c = count[static_cast<std::size_t>(d)];
+    if (c[(v.front() >> (d * digit)) & (radix - 1)] == v.size()) continue;  // one digit value
+    std::uint32_t sum = 0;
+    for (auto& slot : c) {
+      const auto k = slot;
+      slot = sum;
+      sum += k;
+    }
+    for (const auto x : v) spare[c[(x >> (d * digit)) & (radix - 1)]++] = x;
+    v.swap(spare);
+  }
 }
 }  // namespace detail
 
@@ -139,6 +182,14 @@ struct drf_options {
   bool progressive = true;
   /// Decayed usage to use instead of the current allocation (shared, read-only); see decay.hpp.
   std::shared_ptr<const decayed_usage> history;
+  /// Keep each tenant's usage across cycles, updated in O(D + log T) by `on_admitted` and
+  /// `on_released` (which the pipeline calls), instead of summing the running jobs in every
+  /// `order`. The state mirrors one ledger; it is rebuilt from it when `order` sees another
+  /// ledger or a different number of running jobs, so every change of the ledger must be
+  /// reported (use `pipeline::release`, not `ledger::release`). Sums are exact, hence equal to
+  /// the from-scratch ones, when allocations are whole units (GPUs, milli-GPUs, CPU, memory);
+  /// MIG fractions may differ in the last bit. Ignored with `history`.
+  bool incremental = false;
 };
 
 /// @brief Why a job was placed where it is in the last order: the state at its pick.
@@ -174,17 +225,148 @@ class drf_ordering {
   /// One entry per job of the last `order` call, in the order produced: why each went next.
   [[nodiscard]] std::span<const drf_pick> picks() const noexcept { return picks_; }
 
+  /// @brief Incremental hook (`drf_options::incremental`): `j` started holding `grant`. Charges
+  /// it to the tenant's tracked usage. O(grant x D + log T). No effect when not incremental or
+  /// before the first `order` on this ledger (which builds the state from the ledger).
+  void on_admitted(const schedule_context& ctx, const job_spec& j,
+                   std::span<const task_allocation> grant) {
+    track(ctx, j, grant, 1.0);
+    if (opts_.incremental && inc_book_ == &ctx.book()) ++inc_jobs_;
+  }
+  /// @brief Incremental hook: `j` is about to give back `grant` (release, eviction, or the old
+  /// size of a shrink). O(grant x D + log T).
+  void on_released(const schedule_context& ctx, const job_spec& j,
+                   std::span<const task_allocation> grant) {
+    track(ctx, j, grant, -1.0);
+    if (opts_.incremental && inc_book_ == &ctx.book() && inc_jobs_ > 0) --inc_jobs_;
+  }
+  /// Calls of `order` that read the tracked usage instead of summing the ledger's running jobs.
+  [[nodiscard]] std::size_t incremental_cycles() const noexcept { return inc_cycles_; }
+  /// The tenant holding resources with the lowest weighted dominant share (ties: smaller
+  /// tenant id), from the incremental state (empty before it is built); O(1). Weights are the
+  /// tenant's own (meant for one-level trees).
+  [[nodiscard]] std::optional<tenant_id> lowest_share_tenant() const {
+    if (inc_order_.empty()) return std::nullopt;
+    return tenant_id{inc_order_.begin()->second};
+  }
+
+  /// Orders `jobs` (see the file comment). Flat tenant sets (no tree, or a tree of one level)
+  /// take the flat path, which gives the same order and picks as `order_general`.
   void order(const schedule_context& ctx, std::span<const job_spec*> jobs) {
-    basis_ = resource_basis(ctx.state(), opts_.gpus);
-    if (opts_.history) GPUSCHED_EXPECTS(opts_.history->dimensions() == basis_.size());
-    nodes_.clear();
-    extra_.clear();
-    for (const auto v : touched_) direct_[v] = none;
-    touched_.clear();
-    for (std::uint32_t i = 0; i < tree_.size(); ++i) {
-      nodes_.push_back({tree_.parent(i), tree_[i].weight, tree_[i].id.value(), tree_[i].id});
+    if (tree_.height() <= 1) {
+      order_flat(ctx, jobs);
+    } else {
+      order_general(ctx, jobs);
     }
-    for (const auto& r : ctx.book().running()) (void)queue_node(r.spec.tenant);
+  }
+
+  /// @brief The flat path of `order` (any tree is treated as one level: use only when
+  /// `tenants().height() <= 1`). Every tenant's dominant share only grows along its own queue,
+  /// so the indexed-heap merge of the general algorithm equals one sort of the keys
+  /// (weighted share at the job's turn, tenant id, position in the tenant's queue): each
+  /// tenant's keys are computed in one pass over its queue, packed into 64-bit integers and
+  /// radix sorted. O(R + n x D + T log T + n x passes), passes <= 6 (a comparison sort of
+  /// n log n when the keys do not fit 64 bits).
+  void order_flat(const schedule_context& ctx, std::span<const job_spec*> jobs) {
+    begin_cycle(ctx);
+    const auto D = static_cast<Eigen::Index>(basis_.size());
+    const std::size_t n = jobs.size();
+    pending_.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      const job_spec* j = jobs[i];
+      pending_.push_back(
+          {queue_node(j->tenant), j->id.value(), 0, j->submit.time_since_epoch().count(), j});
+    }
+    const auto N = static_cast<std::uint32_t>(nodes_.size());
+    load_usage(ctx, N);
+    // tenants with pending jobs, by tie-break (tenant id): their queues are laid out in this
+    // order, so the position of a job in `sorted_` orders (tenant id, queue position)
+    end_.assign(N, 0);
+    for (const auto& e : pending_) ++end_[e.node];
+    live_.clear();
+    for (std::uint32_t k = 0; k < N; ++k) {
+      if (end_[k] > 0) live_.push_back(k);
+    }
+    by_tie_.clear();
+    for (const auto k : live_) by_tie_.push_back((std::uint64_t{nodes_[k].tie} << 32) | k);
+    std::sort(by_tie_.begin(), by_tie_.end());
+    for (std::size_t i = 0; i < live_.size(); ++i) {
+      live_[i] = static_cast<std::uint32_t>(by_tie_[i]);
+    }
+    head_.assign(N, 0);
+    std::uint32_t at = 0;
+    for (const auto k : live_) {
+      head_[k] = at;
+      at += end_[k];
+      end_[k] = head_[k];
+    }
+    sorted_.resize(n);
+    if (opts_.progressive) demand_.setZero(D, static_cast<Eigen::Index>(n));
+    for (auto& e : pending_) {
+      const std::uint32_t p = end_[e.node]++;
+      e.index = p;
+      sorted_[p] = e;
+      if (opts_.progressive) basis_.add_demand(demand_.col(static_cast<Eigen::Index>(p)), *e.job);
+    }
+    for (const auto k : live_) {
+      if (end_[k] - head_[k] > 1) {
+        std::sort(sorted_.begin() + head_[k], sorted_.begin() + end_[k], fifo_less);
+      }
+    }
+    // each tenant's keys along its queue: the share it has when its next job is picked
+    share_.resize(n);
+    dim_.resize(n);
+    packed_.resize(n);
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = 0;
+    const auto& inv = basis_.inverse_capacity();
+    for (const auto k : live_) {
+      scratch_ = usage_.col(k);
+      const double w = nodes_[k].weight;
+      for (std::uint32_t p = head_[k]; p < end_[k]; ++p) {
+        double best = 0;
+        int dim = -1;
+        for (Eigen::Index d = 0; d < D; ++d) {
+          const double v = scratch_[d] * inv[d];
+          if (d == 0 || v > best) {
+            best = v;
+            dim = static_cast<int>(d);
+          }
+        }
+        if (!(best > 0)) dim = -1;
+        share_[p] = best;
+        dim_[p] = dim;
+        const std::int64_t key = detail::share_key(best / w);
+        packed_[p] = static_cast<std::uint64_t>(key);
+        lo = std::min(lo, key);
+        hi = std::max(hi, key);
+        if (opts_.progressive) scratch_ += demand_.col(sorted_[p].index);
+      }
+    }
+    // sort (key, position): packed into 64 bits and radix sorted when it fits
+    picks_.clear();
+    if (n == 0) return;
+    const int pbits = static_cast<int>(std::bit_width(n - 1));
+    const int kbits = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(hi - lo)));
+    if (kbits + pbits <= 64) {
+      for (std::uint32_t p = 0; p < n; ++p) {
+        packed_[p] = ((packed_[p] - static_cast<std::uint64_t>(lo)) << pbits) | p;
+      }
+      detail::radix_sort(packed_, spare_, kbits + pbits);
+      const std::uint64_t mask = (std::uint64_t{1} << pbits) - 1;
+      for (std::size_t i = 0; i < n; ++i)
+        emit(jobs, i, static_cast<std::uint32_t>(packed_[i] & mask));
+    } else {
+      wide_.resize(n);
+      for (std::uint32_t p = 0; p < n; ++p) wide_[p] = {static_cast<std::int64_t>(packed_[p]), p};
+      std::sort(wide_.begin(), wide_.end());
+      for (std::size_t i = 0; i < n; ++i) emit(jobs, i, wide_[i].second);
+    }
+  }
+
+  /// @brief The general algorithm of `order` (one indexed heap per tree node), for any tree.
+  /// Public so that tests can check the flat path against it.
+  void order_general(const schedule_context& ctx, std::span<const job_spec*> jobs) {
+    begin_cycle(ctx);
     // one sequential pass over the jobs: queue node, inline sort keys, demand vector
     pending_.clear();
     const auto D = static_cast<Eigen::Index>(basis_.size());
@@ -211,31 +393,12 @@ class drf_ordering {
     for (const auto& e : pending_) sorted_[end_[e.node]++] = e;
     for (std::uint32_t k = 0; k < N; ++k) {
       if (end_[k] - head_[k] > 1) {
-        std::sort(sorted_.begin() + head_[k], sorted_.begin() + end_[k],
-                  [](const entry& a, const entry& b) {
-                    if (a.submit != b.submit) return a.submit < b.submit;
-                    return a.id < b.id;
-                  });
+        std::sort(sorted_.begin() + head_[k], sorted_.begin() + end_[k], fifo_less);
       }
     }
     head_.resize(N);
 
-    // usage: own usage at queue nodes, then added to every ancestor
-    usage_.setZero(D, N);
-    scratch_ = basis_.zero();
-    if (opts_.history) {
-      for (std::uint32_t k = 0; k < N; ++k) {
-        if (k < tree_.size() && !tree_.is_leaf(k)) continue;
-        scratch_ = opts_.history->equivalent_allocation(nodes_[k].tenant, ctx.now());
-        add_up(k, root);
-      }
-    } else {
-      for (const auto& r : ctx.book().running()) {
-        scratch_.setZero();
-        basis_.add_running(scratch_, ctx.state(), r);
-        add_up(queue_node(r.spec.tenant), root);
-      }
-    }
+    load_usage(ctx, N);
 
     key_.resize(N);
     for (std::uint32_t k = 0; k < N; ++k) key_[k] = key_of(k);
@@ -284,6 +447,117 @@ class drf_ordering {
     sim_duration::rep submit;
     const job_spec* job;
   };
+
+  static bool fifo_less(const entry& a, const entry& b) noexcept {
+    if (a.submit != b.submit) return a.submit < b.submit;
+    return a.id < b.id;
+  }
+
+  /// Resets the per-cycle state: basis, tree nodes, queue nodes of running tenants.
+  void begin_cycle(const schedule_context& ctx) {
+    basis_ = resource_basis(ctx.state(), opts_.gpus);
+    if (opts_.history) GPUSCHED_EXPECTS(opts_.history->dimensions() == basis_.size());
+    nodes_.clear();
+    extra_.clear();
+    for (const auto v : touched_) direct_[v] = none;
+    touched_.clear();
+    for (std::uint32_t i = 0; i < tree_.size(); ++i) {
+      nodes_.push_back({tree_.parent(i), tree_[i].weight, tree_[i].id.value(), tree_[i].id});
+    }
+    inc_live_ = opts_.incremental && !opts_.history && inc_book_ == &ctx.book() &&
+                inc_jobs_ == ctx.book().running().size() &&
+                inc_basis_.capacity().size() == basis_.capacity().size();
+    if (inc_live_) {
+      ++inc_cycles_;
+      for (const auto t : inc_tenant_) (void)queue_node(t);
+    } else {
+      for (const auto& r : ctx.book().running()) (void)queue_node(r.spec.tenant);
+    }
+  }
+
+  /// Usage of the `N` nodes: own usage at queue nodes, then added to every ancestor.
+  /// @pre parents are resolved (the root is `N`; on the flat path every parent is a root).
+  void load_usage(const schedule_context& ctx, std::uint32_t N) {
+    const auto D = static_cast<Eigen::Index>(basis_.size());
+    usage_.setZero(D, N);
+    scratch_ = basis_.zero();
+    if (opts_.history) {
+      for (std::uint32_t k = 0; k < N; ++k) {
+        if (k < tree_.size() && !tree_.is_leaf(k)) continue;
+        scratch_ = opts_.history->equivalent_allocation(nodes_[k].tenant, ctx.now());
+        add_up(k, N);
+      }
+    } else if (inc_live_) {
+      for (std::size_t s = 0; s < inc_tenant_.size(); ++s) {
+        scratch_ = inc_usage_[s];
+        add_up(queue_node(inc_tenant_[s]), N);
+      }
+    } else {
+      const bool sync = opts_.incremental;
+      if (sync) reset_tracking(ctx);
+      for (const auto& r : ctx.book().running()) {
+        scratch_.setZero();
+        basis_.add_running(scratch_, ctx.state(), r);
+        add_up(queue_node(r.spec.tenant), N);
+        if (sync) inc_usage_[track_slot(r.spec.tenant)] += scratch_;
+      }
+      if (sync) {
+        for (std::uint32_t s = 0; s < inc_tenant_.size(); ++s) rekey(s);
+      }
+    }
+  }
+
+  // ---- incremental state ----
+  void reset_tracking(const schedule_context& ctx) {
+    inc_book_ = &ctx.book();
+    inc_jobs_ = ctx.book().running().size();
+    inc_basis_ = basis_;
+    inc_slot_.clear();
+    inc_tenant_.clear();
+    inc_usage_.clear();
+    inc_key_.clear();
+    inc_order_.clear();
+  }
+  std::uint32_t track_slot(tenant_id t) {
+    auto [it, fresh] = inc_slot_.try_emplace(t, static_cast<std::uint32_t>(inc_tenant_.size()));
+    if (fresh) {
+      inc_tenant_.push_back(t);
+      inc_usage_.push_back(inc_basis_.zero());
+      inc_key_.push_back(-1);  // not in inc_order_ yet
+    }
+    return it->second;
+  }
+  double tracked_weight(tenant_id t) const {
+    const auto p = tree_.find(t);
+    return p && tree_.is_leaf(*p) ? tree_[*p].weight : 1.0;
+  }
+  /// Re-sorts tenant slot `s` in `inc_order_` after its usage changed. O(D + log T).
+  void rekey(std::uint32_t s) {
+    const auto tie = inc_tenant_[s].value();
+    if (inc_key_[s] >= 0) inc_order_.erase({inc_key_[s], tie});
+    if ((inc_usage_[s] == 0).all()) {  // holds nothing: not ranked
+      inc_key_[s] = -1;
+      return;
+    }
+    inc_key_[s] = detail::share_key(inc_basis_.dominant_share(inc_usage_[s]) /
+                                    tracked_weight(inc_tenant_[s]));
+    inc_order_.insert({inc_key_[s], tie});
+  }
+  void track(const schedule_context& ctx, const job_spec& j, std::span<const task_allocation> grant,
+             double sign) {
+    if (!opts_.incremental || opts_.history || inc_book_ != &ctx.book()) return;
+    const auto s = track_slot(j.tenant);
+    for (const auto& t : grant) inc_basis_.add_allocation(inc_usage_[s], ctx.state(), t, sign);
+    rekey(s);
+  }
+
+  /// Writes the job at flat position `p` as the `i`-th of the order, with its pick.
+  void emit(std::span<const job_spec*> jobs, std::size_t i, std::uint32_t p) {
+    const entry& e = sorted_[p];
+    jobs[i] = e.job;
+    const node& nd = nodes_[e.node];
+    picks_.push_back({job_id{e.id}, nd.tenant, share_[p], share_[p] / nd.weight, dim_[p]});
+  }
 
   std::int64_t key_of(std::uint32_t k) const noexcept {
     return detail::share_key(basis_.dominant_share(usage_.col(k)) / nodes_[k].weight);
@@ -410,7 +684,9 @@ class drf_ordering {
   }
 
   void add_up(std::uint32_t k, std::uint32_t root) {
-    for (std::uint32_t p = k; p != root; p = nodes_[p].parent) usage_.col(p) += scratch_;
+    for (std::uint32_t p = k; p != root && p != root_marker; p = nodes_[p].parent) {
+      usage_.col(p) += scratch_;
+    }
   }
 
   tenant_tree tree_;
@@ -427,6 +703,23 @@ class drf_ordering {
   std::vector<entry> pending_, sorted_;
   std::vector<std::uint32_t> direct_, touched_;
   std::vector<drf_pick> picks_;
+  // flat path
+  std::vector<std::uint32_t> live_;
+  std::vector<double> share_;
+  std::vector<int> dim_;
+  std::vector<std::uint64_t> packed_, spare_, by_tie_;
+  std::vector<std::pair<std::int64_t, std::uint32_t>> wide_;
+  // incremental state (drf_options::incremental)
+  const ledger* inc_book_ = nullptr;  // the ledger mirrored (null: not built)
+  std::size_t inc_jobs_ = 0;          // running jobs accounted for
+  bool inc_live_ = false;             // this cycle reads the tracked usage
+  std::size_t inc_cycles_ = 0;
+  resource_basis inc_basis_;
+  std::unordered_map<tenant_id, std::uint32_t> inc_slot_;
+  std::vector<tenant_id> inc_tenant_;
+  std::vector<share_vector> inc_usage_;
+  std::vector<std::int64_t> inc_key_;
+  std::set<std::pair<std::int64_t, tenant_id::rep>> inc_order_;  // (key, tenant id)
 };
 
 GPUSCHED_END_NAMESPACE

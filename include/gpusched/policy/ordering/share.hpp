@@ -205,6 +205,12 @@ class resource_basis {
 
   /// The model a demand allowing `allowed` is charged to (see the accounting rules).
   [[nodiscard]] gpu_model_id charged_model(const gpu_model_set& allowed) const noexcept {
+    if (allowed.empty()) return any_model_;  // precomputed: the common case
+    return find_charged_model(allowed);
+  }
+
+ private:
+  gpu_model_id find_charged_model(const gpu_model_set& allowed) const noexcept {
     gpu_model_id best = gpu_model_id::invalid();
     double best_cap = -1;
     for (std::size_t m = 0; m < model_dim_.size(); ++m) {
@@ -219,7 +225,6 @@ class resource_basis {
     return best;
   }
 
- private:
   void set_capacity(const std::vector<double>& caps) {
     capacity_ = Eigen::Map<const share_vector>(caps.data(), static_cast<Eigen::Index>(caps.size()));
     inv_capacity_ = capacity_.inverse();
@@ -227,6 +232,7 @@ class resource_basis {
     for (std::size_t m = 0; m < model_dim_.size(); ++m) {
       if (model_dim_[m] >= 0) model_capacity_[m] = capacity_[model_dim_[m]];
     }
+    any_model_ = find_charged_model(gpu_model_set{});
   }
 
   std::vector<std::uint8_t> mig_slices_;  // per catalog model
@@ -236,6 +242,7 @@ class resource_basis {
   std::vector<double> model_capacity_;
   int cpu_dim_ = -1, mem_dim_ = -1;
   share_vector capacity_, inv_capacity_;
+  gpu_model_id any_model_ = gpu_model_id::invalid();  // charged_model of an empty (any) set
 };
 
 GPUSCHED_END_NAMESPACE
