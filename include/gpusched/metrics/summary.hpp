@@ -78,6 +78,8 @@ inline double jain_index(std::span<const double> x) noexcept {
 inline void max_min_fair(double capacity, std::span<const double> demand,
                          std::span<const double> weight, std::span<double> out) {
   const std::size_t n = demand.size();
+  GPUSCHED_EXPECTS(weight.size() == n && out.size() == n);
+  GPUSCHED_EXPECTS(std::all_of(weight.begin(), weight.end(), [](double w) { return w > 0; }));
   std::vector<std::size_t> by(n);
   for (std::size_t i = 0; i < n; ++i) by[i] = i;
   std::sort(by.begin(), by.end(), [&](std::size_t a, std::size_t b) {

@@ -220,6 +220,9 @@ class simulator {
   /// forgotten when the job finishes), for placements that send a requeued job back to its
   /// previous topology domain (`topology_aware_placement::prefer_previous`).
   void set_placement_memory(std::shared_ptr<placement_memory> m) { memory_ = std::move(m); }
+  // Note on the service record: a run's service is added when the run ends (preemption,
+  // failure); an elastic resize does not end it, so the record never counts a stint twice.
+  // While a job runs, readers add `milli_gpus() x (now - start)` at its current size.
 
   /// Runs until no event remains. Jobs come from `source` in non-decreasing submit order.
   /// @throws invalid_value_error if the source goes back in time, repeats an id, or yields an
@@ -313,6 +316,8 @@ class simulator {
     std::int64_t limit = 0;  // progress at which the next event (checkpoint/completion) is
     sim_time alloc_start{};  // when resources were taken
     sim_time compute_start{};
+    sim_time stint_start{};            // start of the current run (a resize does not end it)
+    double stint_gpu_s = 0;            // GPU-seconds of the current run before its last resize
     bool queued = false;               // has an entry in pending_
     std::uint32_t tenant_slot = 0;     // index into tenant_held_/tenant_demand_
     std::vector<node_index> previous;  // nodes of the current or last placement
@@ -544,8 +549,11 @@ class simulator {
       ++totals_.preemptions;
     }
     if (service_) {
-      const auto held = now_ - s.alloc_start;
-      service_->add(s.spec.id, static_cast<double>(s.held_milli) / 1000.0 * to_seconds(held), held);
+      // the whole run since its start, across resizes: GPU-seconds at each size, wall time once
+      service_->add(s.spec.id,
+                    s.stint_gpu_s + static_cast<double>(s.held_milli) / 1000.0 *
+                                        to_seconds(now_ - s.alloc_start),
+                    now_ - s.stint_start);
     }
     stop_allocation(i);
     s.st = status::pending;
@@ -565,10 +573,8 @@ class simulator {
                              std::to_string(s.spec.id.value()) + ", which is not running");
     }
     const auto p = progress(s);
-    if (service_) {
-      const auto held = now_ - s.alloc_start;
-      service_->add(s.spec.id, static_cast<double>(s.held_milli) / 1000.0 * to_seconds(held), held);
-    }
+    // attained service so far in this run, at the old size (recorded when the run ends)
+    s.stint_gpu_s += static_cast<double>(s.held_milli) / 1000.0 * to_seconds(now_ - s.alloc_start);
     if (cfg_.shrink_loses_progress) {
       r.lost_preemption_gpu_ms +=
           static_cast<double>(wall(s, p - s.saved)) * static_cast<double>(s.held_milli) / 1000.0;
@@ -622,6 +628,8 @@ class simulator {
     for (const auto& t : d.placement) s.previous.push_back(t.node);
     if (memory_) memory_->remember(s.spec.id, s.previous);
     s.alloc_start = now_;
+    s.stint_start = now_;
+    s.stint_gpu_s = 0;
     // Elastic: progress at the held share of the full request (whole-GPU and share demands).
     s.rate_num = 1;
     s.rate_den = 1;
@@ -683,6 +691,8 @@ class simulator {
         state_[i].st = status::done;
         records_[i].outcome = job_outcome::rejected;
         tenant_demand_[state_[i].tenant_slot] -= records_[i].gpus_milli;
+        if (memory_) memory_->forget(state_[i].spec.id);
+        state_[i].previous = {};
         state_[i].spec = job_spec{};
       }
     }

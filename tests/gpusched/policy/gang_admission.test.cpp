@@ -347,7 +347,8 @@ TEST_SUITE("policy/admission/gang") {
       }
     }
     for (int shape = 0; shape < 3; ++shape) {
-      for (int mode : {2, 3}) {
+      for (auto m : {gs::queueing::easy_backfill, gs::queueing::conservative_backfill}) {
+        const int mode = static_cast<int>(m);
         CAPTURE(shape);
         CAPTURE(mode);
         MESSAGE("shape " << shape << " mode " << mode << ": late " << late[{shape, mode}]

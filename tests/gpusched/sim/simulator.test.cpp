@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -176,6 +177,29 @@ TEST_SUITE("sim/simulator") {
       CHECK(el.lost_preemption_gpu_ms == doctest::Approx(8 * 40000.0));
       CHECK(finish_s(el) == 40 + 5 + 200);
       CHECK(el.overhead_gpu_ms == doctest::Approx(4 * 5000.0));
+    }
+    {
+      // The service record counts a run once across a resize: shrunk at t=40 (8 -> 4 GPUs),
+      // evicted at t=60 by job 3 (job 2 is not preemptible): 8 x 40 + 4 x 20 GPU-seconds.
+      auto jobs = make_jobs();
+      jobs[1].spec.preemptible = false;
+      jobs.push_back(job(3, 60, 10, 4, 10));
+      auto rec = std::make_shared<gs::service_record>();
+      gs::simulator sim(small_cluster(1, 8), gs::make_pipeline(gs::checkpoint_aware_preemption{}));
+      sim.set_service_record(rec);
+      double at60 = -1;
+      gs::sim_duration exec60{-1};
+      sim.set_observer([&](gs::sim_time t, const gs::ledger&) {
+        if (t == gs::at(gs::seconds(60))) {
+          at60 = rec->gpu_seconds(gs::job_id{1});
+          exec60 = rec->executed(gs::job_id{1});
+        }
+      });
+      sim.run(gs::source_from(jobs));
+      CHECK(sim.records()[0].resizes == 1);
+      CHECK(sim.records()[0].preemptions == 1);
+      CHECK(at60 == doctest::Approx(8 * 40 + 4 * 20));
+      CHECK(exec60 == gs::seconds(60));
     }
     gs::sim_config bad;
     bad.shrink_pause = gs::seconds(-1);

@@ -188,6 +188,14 @@ class topology_aware_placement {
   /// Plans the main group of `j` on the current state without changing anything.
   /// @pre the model's fabric covers the cluster (`topology_model::check`).
   [[nodiscard]] gang_plan plan(const schedule_context& ctx, const job_spec& j) {
+    previous_ = memory_ ? memory_->nodes(j.id) : std::span<const node_index>{};
+    gang_plan p = plan_with_previous(ctx, j);
+    previous_ = {};  // a view into the memory: never kept past this call
+    return p;
+  }
+
+ private:
+  [[nodiscard]] gang_plan plan_with_previous(const schedule_context& ctx, const job_spec& j) {
     gang_plan p;
     const cluster& c = ctx.state();
     [[maybe_unused]] const fabric& f = model_->network();
@@ -215,7 +223,6 @@ class topology_aware_placement {
                {}};
       return p;
     }
-    previous_ = memory_ ? memory_->nodes(j.id) : std::span<const node_index>{};
     if (!k.rail_aligned || p.gpus_per_task == 0) {
       search(c, grp.request, k, 0, p);
       return p;
@@ -259,6 +266,7 @@ class topology_aware_placement {
     return chosen;
   }
 
+ public:
   [[nodiscard]] placement_outcome place(const schedule_context& ctx, const job_spec& j,
                                         packing_ref pack, ledger::transaction& tx) {
     if (j.whole_gpus() == gpu_count{0}) {

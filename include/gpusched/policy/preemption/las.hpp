@@ -205,7 +205,9 @@ class srtf_preemption {
     return std::max(0.0, to_seconds(*j.expected_duration - executed));
   }
   [[nodiscard]] double scaled(const job_spec& j, double secs) const {
-    return by_gpus_ ? secs * static_cast<double>(j.milli_gpus()) / 1000.0 : secs;
+    // no estimate stays infinite (never inf x 0 = NaN for a job without GPUs)
+    if (!by_gpus_ || secs == std::numeric_limits<double>::infinity()) return secs;
+    return secs * static_cast<double>(j.milli_gpus()) / 1000.0;
   }
   struct candidate {
     double remaining;
