@@ -61,7 +61,7 @@ void check_ok(const gs::ledger& book) {
 }  // namespace
 
 TEST_SUITE("cluster/sharing") {
-  TEST_CASE("a time-sliced GPU takes N replicas, then refuses; release returns them") {
+  TEST_CASE("a time-sliced GPU takes N replicas, then refuses, and release returns them") {
     const std::vector<gs::node_spec> nodes{node(1, 1, gs::gpu_sharing::time_slicing, 4)};
     gs::ledger book(gs::cluster(gs::basic_catalog(), nodes));
     const auto& c = book.state();
@@ -120,7 +120,7 @@ TEST_SUITE("cluster/sharing") {
     check_ok(book);
   }
 
-  TEST_CASE("MPS limits each replica to memory / N; time-slicing to the device memory") {
+  TEST_CASE("MPS limits each replica to memory / N, time-slicing to the device memory") {
     // A100-40GB: 40960 MiB. MPS x4: 10240 MiB per replica.
     const std::vector<gs::node_spec> nodes{node(1, 1, gs::gpu_sharing::mps, 4),
                                            node(2, 1, gs::gpu_sharing::time_slicing, 4)};

@@ -149,7 +149,7 @@ TEST_SUITE("policy/admission/gang") {
 
   TEST_CASE(
       "conservative backfill with 10,000 distinct expected ends finds the second and later "
-      "reservations; a gang beyond the horizon is listed and does not block") {
+      "reservations, and a gang beyond the horizon is listed and does not block") {
     // 1,250 full nodes: job i (1 GPU) ends at t = 100 + i, i < 10,000, on node i / 8, so node
     // k frees at t = 107 + 8k; 4 idle nodes. Each 16-node gang needs 16 more free nodes than
     // the one before it: node 11, 27, 43 free at t = 195, 323, 451.

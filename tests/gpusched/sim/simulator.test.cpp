@@ -183,6 +183,7 @@ TEST_SUITE("sim/simulator") {
       // evicted at t=60 by job 3 (job 2 is not preemptible): 8 x 40 + 4 x 20 GPU-seconds.
       auto jobs = make_jobs();
       jobs[1].spec.preemptible = false;
+      jobs[1].work = gs::seconds(100);  // still running at t=60
       jobs.push_back(job(3, 60, 10, 4, 10));
       auto rec = std::make_shared<gs::service_record>();
       gs::simulator sim(small_cluster(1, 8), gs::make_pipeline(gs::checkpoint_aware_preemption{}));
