@@ -70,23 +70,46 @@ inline std::size_t shortest_fitting_prefix(std::span<const job_id> victims, fit_
   return hi;
 }
 
-/// Fills `plan` from the prefix search over `prefix` (victims in eviction order).
-inline void plan_from_prefix(preemption_plan& plan, std::span<const job_id> prefix,
-                             fit_probe& probe) {
-  const std::size_t k = shortest_fitting_prefix(prefix, probe);
-  if (k == 0) {
-    plan.why = {reason_code::no_victims,
-                resource_kind::none,
-                0,
-                static_cast<std::int64_t>(prefix.size()),
-                -1,
-                {},
-                {}};
-    return;
+/// Candidate victims with a rank (higher: evicted first), the scratch both policies of this
+/// file reuse across calls. `plan` orders them by rank, then latest submit, then highest id,
+/// and takes the shortest prefix after which the preemptor fits. O(n log n + log n probes).
+class ranked_victims {
+ public:
+  void clear() noexcept { cand_.clear(); }
+  void add(double rank, const running_job& r) { cand_.push_back({rank, &r}); }
+  [[nodiscard]] preemption_plan plan(fit_probe& probe) {
+    std::sort(cand_.begin(), cand_.end(), [](const candidate& a, const candidate& b) {
+      if (a.rank != b.rank) return a.rank > b.rank;
+      if (a.job->spec.submit != b.job->spec.submit) return a.job->spec.submit > b.job->spec.submit;
+      return a.job->spec.id > b.job->spec.id;
+    });
+    prefix_.clear();
+    for (const auto& c : cand_) prefix_.push_back(c.job->spec.id);
+    preemption_plan plan;
+    const std::size_t k = shortest_fitting_prefix(prefix_, probe);
+    if (k == 0) {  // no candidate, or all of them do not make room
+      plan.why = {reason_code::no_victims,
+                  resource_kind::none,
+                  0,
+                  static_cast<std::int64_t>(prefix_.size()),
+                  -1,
+                  {},
+                  {}};
+      return plan;
+    }
+    plan.victims.assign(prefix_.begin(), prefix_.begin() + static_cast<std::ptrdiff_t>(k));
+    plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
+    return plan;
   }
-  plan.victims.assign(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(k));
-  plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
-}
+
+ private:
+  struct candidate {
+    double rank;
+    const running_job* job;
+  };
+  std::vector<candidate> cand_;
+  std::vector<job_id> prefix_;
+};
 }  // namespace detail
 
 /// @brief Attained-service-queue preemption (Tiresias); see the file documentation.
@@ -117,37 +140,19 @@ class las_preemption {
   [[nodiscard]] preemption_plan select(const schedule_context& ctx, const job_spec& j,
                                        fit_probe probe) {
     const std::size_t mine = queue_of(attained(j));
-    cand_.clear();
+    victims_.clear();
     for (const auto& r : ctx.book().running()) {
       if (!r.spec.preemptible) continue;
       const std::size_t q = queue_of(attained(r, ctx.now()));
-      if (q > mine) cand_.push_back({q, &r});
+      if (q > mine) victims_.add(static_cast<double>(q), r);
     }
-    preemption_plan plan;
-    if (cand_.empty()) {
-      plan.why = {reason_code::no_victims, resource_kind::none, 0, 0, -1, {}, {}};
-      return plan;
-    }
-    std::sort(cand_.begin(), cand_.end(), [](const candidate& a, const candidate& b) {
-      if (a.queue != b.queue) return a.queue > b.queue;
-      if (a.job->spec.submit != b.job->spec.submit) return a.job->spec.submit > b.job->spec.submit;
-      return a.job->spec.id > b.job->spec.id;
-    });
-    prefix_.clear();
-    for (const auto& c : cand_) prefix_.push_back(c.job->spec.id);
-    detail::plan_from_prefix(plan, prefix_, probe);
-    return plan;
+    return victims_.plan(probe);
   }
 
  private:
-  struct candidate {
-    std::size_t queue;
-    const running_job* job;
-  };
   std::shared_ptr<const service_record> record_;
   std::vector<double> thresholds_;
-  std::vector<candidate> cand_;  // scratch, reused across calls
-  std::vector<job_id> prefix_;
+  detail::ranked_victims victims_;  // scratch, reused across calls
 };
 
 static_assert(preemption_policy<las_preemption>);
@@ -177,26 +182,13 @@ class srtf_preemption {
   [[nodiscard]] preemption_plan select(const schedule_context& ctx, const job_spec& j,
                                        fit_probe probe) {
     const double mine = remaining(j);
-    cand_.clear();
+    victims_.clear();
     for (const auto& r : ctx.book().running()) {
       if (!r.spec.preemptible) continue;
       const double rem = remaining(r, ctx.now());
-      if (rem > mine) cand_.push_back({rem, &r});
+      if (rem > mine) victims_.add(rem, r);
     }
-    preemption_plan plan;
-    if (cand_.empty()) {
-      plan.why = {reason_code::no_victims, resource_kind::none, 0, 0, -1, {}, {}};
-      return plan;
-    }
-    std::sort(cand_.begin(), cand_.end(), [](const candidate& a, const candidate& b) {
-      if (a.remaining != b.remaining) return a.remaining > b.remaining;
-      if (a.job->spec.submit != b.job->spec.submit) return a.job->spec.submit > b.job->spec.submit;
-      return a.job->spec.id > b.job->spec.id;
-    });
-    prefix_.clear();
-    for (const auto& c : cand_) prefix_.push_back(c.job->spec.id);
-    detail::plan_from_prefix(plan, prefix_, probe);
-    return plan;
+    return victims_.plan(probe);
   }
 
  private:
@@ -209,14 +201,9 @@ class srtf_preemption {
     if (!by_gpus_ || secs == std::numeric_limits<double>::infinity()) return secs;
     return secs * static_cast<double>(j.milli_gpus()) / 1000.0;
   }
-  struct candidate {
-    double remaining;
-    const running_job* job;
-  };
   std::shared_ptr<const service_record> record_;
   bool by_gpus_;
-  std::vector<candidate> cand_;  // scratch, reused across calls
-  std::vector<job_id> prefix_;
+  detail::ranked_victims victims_;  // scratch, reused across calls
 };
 
 static_assert(preemption_policy<srtf_preemption>);
