@@ -9,29 +9,16 @@
 #include <gpusched/experiment/fgd_experiment.hpp>
 #include <gpusched/trace/openb.hpp>
 
+#include "openb_prefix.hpp"
+
 namespace gs = gpusched;
 
 namespace {
-const std::string dir = GPUSCHED_OPENB_DIR;
-
-const std::vector<gs::openb_node>& all_nodes() {
-  static const auto n = gs::load_openb_nodes(dir + "/openb_node_list_gpu_node.csv");
-  return n;
-}
-const std::vector<gs::openb_pod>& all_pods() {
-  static const auto p = gs::load_openb_pods(dir + "/openb_pod_list_default.csv");
-  return p;
-}
-
-/// The first `n` nodes and the pods scaled to them (same share of the pod list).
+/// One run on the first `n` nodes and the pods scaled to them (`bench::openb_prefix`).
 void run(benchmark::State& state, gs::fgd_policy_kind k) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  std::vector<gs::openb_node> nodes(all_nodes().begin(),
-                                    all_nodes().begin() + static_cast<std::ptrdiff_t>(n));
-  const auto pods_n = all_pods().size() * n / all_nodes().size();
-  std::vector<gs::openb_pod> pods(all_pods().begin(),
-                                  all_pods().begin() + static_cast<std::ptrdiff_t>(pods_n));
-  const gs::fgd_experiment e(nodes, pods);
+  const gs::bench::openb_prefix fx(n);
+  const gs::fgd_experiment e(fx.nodes, fx.pods);
   gs::fgd_run_config cfg;
   cfg.policy = k;
   std::size_t placed = 0;
@@ -49,7 +36,7 @@ void BM_bestfit_run(benchmark::State& s) { run(s, gs::fgd_policy_kind::bestfit);
 
 void BM_fragmentation(benchmark::State& state) {
   std::vector<gs::fgd_pod_shape> shapes;
-  for (const auto& p : all_pods())
+  for (const auto& p : gs::bench::openb_all_pods())
     shapes.push_back({p.cpu_milli, p.num_gpu ? p.gpu_milli : 0, p.num_gpu, {}});
   const gs::target_workload m(shapes, static_cast<double>(state.range(0)));
   gs::fgd_node v;

@@ -11,29 +11,16 @@
 #include <gpusched/experiment/mig_experiment.hpp>
 #include <gpusched/trace/openb.hpp>
 
+#include "openb_prefix.hpp"
+
 namespace gs = gpusched;
 
 namespace {
-const std::string dir = GPUSCHED_OPENB_DIR;
-
-const std::vector<gs::openb_node>& all_nodes() {
-  static const auto n = gs::load_openb_nodes(dir + "/openb_node_list_gpu_node.csv");
-  return n;
-}
-const std::vector<gs::openb_pod>& all_pods() {
-  static const auto p = gs::load_openb_pods(dir + "/openb_pod_list_default.csv");
-  return p;
-}
-
-/// The first `n` nodes and the pods scaled to them (same share of the pod list).
+/// One run on the first `n` nodes and the pods scaled to them (`bench::openb_prefix`).
 void run(benchmark::State& state, gs::mig_policy_kind k, bool cache) {
   const auto n = static_cast<std::size_t>(state.range(0));
-  std::vector<gs::openb_node> nodes(all_nodes().begin(),
-                                    all_nodes().begin() + static_cast<std::ptrdiff_t>(n));
-  const auto pods_n = all_pods().size() * n / all_nodes().size();
-  std::vector<gs::openb_pod> pods(all_pods().begin(),
-                                  all_pods().begin() + static_cast<std::ptrdiff_t>(pods_n));
-  const gs::mig_experiment e(nodes, pods, "A100-40GB", gs::mig_cover::compute);
+  const gs::bench::openb_prefix fx(n);
+  const gs::mig_experiment e(fx.nodes, fx.pods, "A100-40GB", gs::mig_cover::compute);
   gs::mig_run_config cfg;
   cfg.policy = k;
   cfg.cache_choices = cache;
