@@ -4,7 +4,7 @@
 //   gpusched-experiment packing --nodes NODE_CSV --pods POD_CSV
 //       [--policy random|dotprod|clustering|packing|bestfit|fgd|all[,...]] [--seeds 42-51]
 //       [--tune 1.3] [--out DIR] [--published ALLO_CSV] [--workload NAME] [--popularity 95]
-//       [--random-ties] [--no-timing]
+//       [--random-ties] [--name-order] [--no-timing]
 //   gpusched-experiment mig --nodes NODE_CSV --pods POD_CSV [--model A100-40GB|H100-80GB]
 //       [--cover compute|memory] [--policy first-fit|mig-aware|all[,...]] [--seeds 42-51]
 //       [--tune 1.3] [--with-fractional] [--out DIR] [--workload NAME] [--check-invariants]
@@ -237,7 +237,7 @@ int run_packing(std::span<const std::string_view> args) {
   const options o(args,
                   {"--nodes", "--pods", "--policy", "--seeds", "--tune", "--out", "--published",
                    "--workload", "--popularity"},
-                  {"--random-ties", "--no-timing"});
+                  {"--random-ties", "--name-order", "--no-timing"});
   const auto nodes_path = o.require("--nodes");
   const auto pods_path = o.require("--pods");
   const auto policies = parse_policies(o.get("--policy", "all"));
@@ -269,6 +269,7 @@ int run_packing(std::span<const std::string_view> args) {
       cfg.tune = tune;
       cfg.popularity = popularity;
       cfg.random_ties = o.has("--random-ties");
+      cfg.permute_nodes = !o.has("--name-order");
       auto r = exp.run(cfg);
       std::printf("%-17s %5llu %8zu %8zu %8.2f %8.2f %8.2f %7.2f",
                   std::string(gs::fgd_policy_label(k)).c_str(),
@@ -479,7 +480,7 @@ constexpr subcommand commands[] = {
     {"packing",
      "packing --nodes NODE_CSV --pods POD_CSV [--policy random|dotprod|clustering|packing|"
      "bestfit|fgd|all[,...]] [--seeds 42-51] [--tune 1.3] [--out DIR] [--published ALLO_CSV] "
-     "[--workload NAME] [--popularity 95] [--random-ties] [--no-timing]",
+     "[--workload NAME] [--popularity 95] [--random-ties] [--name-order] [--no-timing]",
      run_packing},
     {"mig",
      "mig --nodes NODE_CSV --pods POD_CSV [--model A100-40GB|H100-80GB] [--cover compute|memory] "

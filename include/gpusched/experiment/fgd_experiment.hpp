@@ -46,11 +46,20 @@ struct fgd_run_config {
   double tune = 1.3;         ///< target total GPU request as a share of cluster GPUs (<=0: none)
   double popularity = 95;    ///< target-workload coverage threshold, %
   bool cache_scores = true;  ///< FGD: reuse a node's score until the node changes (same result)
-  /// Equal node scores: false (default) takes the first node in node-list order, true a uniform
-  /// choice as stock Kubernetes `selectHost` does. The published results are reproduced only by
-  /// first-node ties (see the project's FGD notes: random ties put GpuClustering and GpuPacking
-  /// 3 points below their published allocation).
+  /// Equal node scores: false (default) takes the first node in the run's node order (see
+  /// `permute_nodes`), true a uniform choice per pod as stock Kubernetes `selectHost` does. The
+  /// published results are reproduced only by first-node ties (see the project's FGD notes:
+  /// random ties put GpuClustering and GpuPacking 3 points below their published allocation).
   bool random_ties = false;
+  /// The node order that first-node ties follow: true (default) a seeded random permutation of
+  /// the node list sorted by name, drawn after the workload and fixed for the whole run; false
+  /// the name order itself. The permutation is what the simulator does: `syncClusterResourceList`
+  /// (`pkg/simulator/simulator.go`) sorts the nodes by name and renames the i-th to
+  /// `"%04d-" + name` with the i-th entry of `rand.Perm(len(nodes))`; its `selectHost` takes the
+  /// smallest name among equal scores, so ties go to the first node of a random permutation.
+  /// It matters most for CPU-only pods, which GpuClustering and GpuPacking score 0 everywhere
+  /// and FGD 50 on many nodes: in name order they all pile onto the same node type.
+  bool permute_nodes = true;
 };
 
 /// @brief One run's results. Bins are 0..`bins()-1` arrived %.
@@ -189,11 +198,31 @@ class fgd_experiment {
     return order;
   }
 
+  /// The order in which a run scans the nodes (equal scores: the first scanned node wins): node
+  /// indexes sorted by name (equal names: file order), then, with `cfg.permute_nodes`, shuffled
+  /// with `rng` (Fisher-Yates). O(nodes log nodes).
+  [[nodiscard]] std::vector<std::size_t> node_order(const fgd_run_config& cfg,
+                                                    random_engine& rng) const {
+    std::vector<std::size_t> order(nodes_.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      if (nodes_[a].name != nodes_[b].name) return nodes_[a].name < nodes_[b].name;
+      return a < b;
+    });
+    if (cfg.permute_nodes) {
+      for (std::size_t i = order.size(); i > 1; --i) {
+        std::swap(order[i - 1], order[uniform_index(rng, i)]);
+      }
+    }
+    return order;
+  }
+
   /// Runs one (policy, seed, tune) cell. Deterministic for equal inputs. O(pods x nodes) plus
   /// the scoring (see the file comment).
   [[nodiscard]] fgd_run_result run(const fgd_run_config& cfg) const {
     random_engine rng(cfg.seed);
     const auto order = workload(cfg, rng);
+    const auto scan = node_order(cfg, rng);
     // The target workload comes from the original pod list, before tuning (as the simulator's
     // SetTypicalPods runs before TunePodsByNodeTotalResource).
     const target_workload m(shapes_, cfg.popularity);
@@ -248,7 +277,7 @@ class fgd_experiment {
       int best = -1;
       std::uint64_t ties = 0;
       std::size_t chosen = 0;
-      for (std::size_t n = 0; n < state.size(); ++n) {
+      for (const std::size_t n : scan) {
         const auto& v = state[n];
         if (!fgd_fits(v, shape, pod.memory_mib)) continue;
         int s = 0;

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,67 @@ TEST_SUITE("experiment/fgd") {
     // Without the last sampled pod the total was still below the target.
     CHECK(total - ps[order.back()].gpu_request() <
           static_cast<std::int64_t>(3.0 * static_cast<double>(e.total_gpus()) * 1000.0));
+  }
+
+  TEST_CASE("the node order is the name order, or a seeded permutation of it fixed per run") {
+    // Nodes given out of name order; the name order is n0 n1 n2 n3 n4 = indexes 2 0 4 1 3.
+    std::vector<gs::openb_node> ns{{"n1", 8000, 1 << 20, 1, "T4"},
+                                   {"n3", 8000, 1 << 20, 1, "T4"},
+                                   {"n0", 8000, 1 << 20, 1, "T4"},
+                                   {"n4", 8000, 1 << 20, 1, "T4"},
+                                   {"n2", 8000, 1 << 20, 1, "T4"}};
+    const gs::fgd_experiment e(ns, {{"p0", 1000, 1, 1, 1000, {}}});
+    gs::fgd_run_config cfg;
+    cfg.permute_nodes = false;
+    gs::random_engine rng(1);
+    CHECK(e.node_order(cfg, rng) == std::vector<std::size_t>{2, 0, 4, 1, 3});
+    cfg.permute_nodes = true;
+    bool other_than_name_order = false;
+    for (std::uint64_t seed = 42; seed < 52; ++seed) {
+      gs::random_engine a(seed), b(seed);
+      const auto order = e.node_order(cfg, a);
+      CHECK(order == e.node_order(cfg, b));  // deterministic for a seed
+      auto sorted = order;
+      std::sort(sorted.begin(), sorted.end());
+      CHECK(sorted == std::vector<std::size_t>{0, 1, 2, 3, 4});  // a permutation
+      other_than_name_order |= order != std::vector<std::size_t>{2, 0, 4, 1, 3};
+    }
+    CHECK(other_than_name_order);
+  }
+
+  TEST_CASE(
+      "a CPU-only pod goes to the first node of the run node order under GpuPacking and "
+      "GpuClustering") {
+    // The simulator's GpuPacking and GpuClustering score a pod without GPUs 0 on every node, so
+    // it lands on the first node of the (permuted) node order. Here it takes all the CPU of its
+    // node: on "a" (1 GPU) the 2-GPU pod still fits "b"; on "b" the 2-GPU pod fails.
+    std::vector<gs::openb_node> ns{{"a", 2000, 1 << 20, 1, "T4"}, {"b", 2000, 1 << 20, 2, "T4"}};
+    std::vector<gs::openb_pod> ps{{"cpu", 2000, 1, 0, 0, {}}, {"gpu", 1000, 1, 2, 1000, {}}};
+    const gs::fgd_experiment e(ns, ps);
+    for (const auto kind : {gs::fgd_policy_kind::packing, gs::fgd_policy_kind::clustering}) {
+      std::size_t fails = 0;
+      for (const bool permute : {false, true}) {
+        for (std::uint64_t seed = 1; seed <= 24; ++seed) {
+          gs::fgd_run_config cfg;
+          cfg.policy = kind;
+          cfg.seed = seed;
+          cfg.tune = 0;  // no tuning: the two pods, shuffled
+          cfg.permute_nodes = permute;
+          gs::random_engine rng(seed);
+          const auto order = e.workload(cfg, rng);
+          const auto scan = e.node_order(cfg, rng);
+          REQUIRE(order.size() == 2);
+          const bool strands_b = order[0] == 0 && scan[0] == 1;  // CPU pod first, "b" first
+          const auto r = e.run(cfg);
+          CAPTURE(seed);
+          CAPTURE(permute);
+          CHECK(r.failed == (strands_b ? 1u : 0u));
+          if (!permute) CHECK(r.failed == 0);
+          fails += r.failed;
+        }
+      }
+      CHECK(fails > 0);  // some seed puts "b" first and the CPU pod first
+    }
   }
 
   TEST_CASE("a pod whose gpu_spec names no model of the cluster is never placed") {

@@ -16,8 +16,9 @@
 ///
 /// Faithful details (from the simulator's source): scores are truncated to integers; every node
 /// is scored (`percentageOfNodesToScore: 100`); equal scores go to the first node in node order
-/// (stock Kubernetes would choose uniformly; the published results match first-node ties, see
-/// `experiment/fgd_experiment.hpp`); "best fit" GPU choice
+/// (stock Kubernetes would choose uniformly; the simulator takes the smallest node name after
+/// prefixing the names with a seeded random permutation, which the experiment runner reproduces
+/// as a per-run node order, see `experiment/fgd_experiment.hpp`); "best fit" GPU choice
 /// takes the fitting GPU with the least free share (first index on ties) and whole-GPU pods
 /// take the lowest-indexed idle GPUs; max specs are 128 cores and 8 GPUs (8000 milli).
 ///
