@@ -58,7 +58,7 @@ struct fgd_run_config {
   /// `"%04d-" + name` with the i-th entry of `rand.Perm(len(nodes))`; its `selectHost` takes the
   /// smallest name among equal scores, so ties go to the first node of a random permutation.
   /// It matters most for CPU-only pods, which GpuClustering and GpuPacking score 0 everywhere
-  /// and FGD 50 on many nodes: in name order they all pile onto the same node type.
+  /// and FGD 50 on many nodes, so the tie order decides where they land.
   bool permute_nodes = true;
 };
 
