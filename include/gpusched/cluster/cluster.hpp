@@ -8,8 +8,9 @@
 /// demands (or MIG demands on MIG nodes); a GPU in `time_slicing` or `mps` mode is advertised as
 /// N replicas (NVIDIA device plugin style) and serves only `gpu_demand::replica`, at most N at a
 /// time (the oversubscription limit). MPS divides device memory evenly: each replica may use
-/// `memory / N`; time-slicing isolates no memory. Limitation: replicas are not charged to quotas
-/// or DRF shares (`gpu_demand::milli()` is 0 for them).
+/// `memory / N`; time-slicing isolates no memory. Quotas (`add_usage`) and DRF shares
+/// (`resource_basis`) charge a held replica `1000 / N` milli-GPU; `gpu_demand::milli()` is 0 for
+/// a replica demand, since its charge depends on the GPU it lands on.
 ///
 /// State changes only through the `ledger` (see `workload/ledger.hpp`), which applies and undoes
 /// `task_allocation`s; everybody else sees a `const cluster&`.

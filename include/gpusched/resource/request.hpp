@@ -55,7 +55,8 @@ struct gpu_demand {
     return kind == gpu_demand_kind::whole ? count : gpu_count{0};
   }
   /// The demand in milli-GPU (whole: count x 1000; share: the share; MIG, replica, none: 0).
-  /// Replicas are not charged in milli-GPU: quotas and DRF shares do not see them yet.
+  /// A replica's charge (`1000 / N` of a GPU advertised as N replicas) depends on the GPU it
+  /// lands on: quotas and DRF shares charge it from the grant (`add_usage`, `resource_basis`).
   [[nodiscard]] constexpr milli_gpu milli() const noexcept {
     switch (kind) {
       case gpu_demand_kind::whole:

@@ -10,8 +10,10 @@
 
 #include <gpusched/check/invariants.hpp>
 #include <gpusched/pipeline/pipeline.hpp>
+#include <gpusched/policy/ordering/share.hpp>
 #include <gpusched/policy/preemption/kube_default.hpp>
 #include <gpusched/workload/ledger.hpp>
+#include <gpusched/workload/quota.hpp>
 
 #include "generators.hpp"
 
@@ -250,6 +252,49 @@ TEST_SUITE("cluster/sharing") {
     REQUIRE(place(book, job(2, gs::gpu_demand::replica(), 5)));
     CHECK(book.state().total_free_replicas() == 0);
     check_ok(book);
+  }
+
+  TEST_CASE("quotas and DRF shares charge a held replica 1000 / N milli-GPU of its model") {
+    // n1: one GPU time-sliced 4 ways; n2: one GPU under MPS, 2 replicas; n3: 2 exclusive GPUs
+    const std::vector<gs::node_spec> nodes{node(1, 1, gs::gpu_sharing::time_slicing, 4),
+                                           node(2, 1, gs::gpu_sharing::mps, 2), node(3, 2)};
+    const auto cat = gs::basic_catalog();
+    gs::ledger book(gs::cluster(cat, nodes));
+    const gs::resource_basis basis(book.state());
+    const int d = basis.gpu_dimension(cat.id("A100-SXM4-40GB"));
+    REQUIRE(d >= 0);
+    CHECK(basis.capacity()[d] == doctest::Approx(4000.0));
+    // a pending replica is charged 1000 / (most replicas of the model) = 250: the least it
+    // can cost once placed
+    CHECK(basis.demand(job(1, gs::gpu_demand::replica()))[d] == doctest::Approx(250.0));
+    // five replicas: four fill n1 (250 each), the fifth lands on n2 (500)
+    gs::quota_vector usage(3 + cat.size(), 0);
+    gs::share_vector shares = basis.zero();
+    for (unsigned i = 1; i <= 5; ++i) {
+      std::vector<gs::task_allocation> got;
+      REQUIRE(place(book, job(i, gs::gpu_demand::replica()), &got));
+      gs::quota_vector one(3 + cat.size(), 0);
+      gs::add_usage(book.state(), got, one);
+      CHECK(one[2] == (i <= 4 ? 250 : 500));
+      gs::add_usage(book.state(), got, usage);
+    }
+    CHECK(usage[2] == 1500);
+    for (const auto& r : book.running()) basis.add_running(shares, book.state(), r);
+    CHECK(shares[d] == doctest::Approx(1500.0));
+    CHECK(basis.dominant_share(shares) == doctest::Approx(1500.0 / 4000.0));
+    // removing charges exactly what adding did
+    for (const auto& r : book.running()) {
+      gs::add_usage(book.state(), r.tasks, usage, -1);
+      basis.add_running(shares, book.state(), r, -1.0);
+    }
+    CHECK(usage[2] == 0);
+    CHECK(shares[d] == doctest::Approx(0.0));
+    // a cluster without shared GPUs charges a pending replica nothing (it cannot be placed)
+    const std::vector<gs::node_spec> plain{node(1, 2)};
+    const gs::resource_basis none(gs::cluster(cat, plain));
+    const int pd = none.gpu_dimension(cat.id("A100-SXM4-40GB"));
+    REQUIRE(pd >= 0);
+    CHECK(none.demand(job(1, gs::gpu_demand::replica()))[pd] == doctest::Approx(0.0));
   }
 
   TEST_CASE("property: random mixed-mode clusters under random place/release streams") {

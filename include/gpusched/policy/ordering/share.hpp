@@ -8,6 +8,10 @@
 /// Accounting rules (documented because they decide who goes next):
 /// - a whole GPU is 1000 milli of its model; a share is its milli;
 /// - a MIG instance counts `1000 x memory slices / slices of the model` milli of its model;
+/// - one replica of a time-sliced or MPS GPU advertised as N replicas counts `1000 / N` milli of
+///   its model (N replicas of one GPU count one GPU); a pending replica demand is charged
+///   `1000 / N_max`, with N_max the most replicas any GPU of the charged model advertises (the
+///   least it can be charged once placed; 0 when that model has no shared GPU);
 /// - a pending job's GPU demand is charged to its only allowed model, or, when it allows several
 ///   models (or any), to the allowed model present with the largest capacity (lowest model id
 ///   on equal capacity); MIG demands are charged `1000 x memory slices / slices` of that model.
@@ -15,8 +19,9 @@
 
 #include <Eigen/Core>
 
-#include <bit>    // std::popcount
-#include <cmath>  // std::isfinite
+#include <algorithm>  // std::max
+#include <bit>        // std::popcount
+#include <cmath>      // std::isfinite
 #include <cstdint>
 #include <string>
 #include <utility>  // std::move
@@ -50,13 +55,22 @@ class resource_basis {
     model_dim_.assign(c.catalog().size(), -1);
     for (const auto& m : c.catalog().models()) mig_slices_.push_back(m.mig.memory_slices);
     std::vector<double> per_model(c.catalog().size(), 0.0);
+    std::vector<int> most_replicas(c.catalog().size(), 0);
     double cpu = 0, mem = 0;
     for (node_index n : c.nodes()) {
       cpu += static_cast<double>(c.cpu_capacity(n).value());
       mem += static_cast<double>(c.memory_capacity(n).value());
       if (c.model(n).valid()) {
         per_model[c.model(n).value()] += 1000.0 * static_cast<double>(c.gpus(n).size());
+        for (const auto& gs : c.gpus(n)) {
+          int& r = most_replicas[c.model(n).value()];
+          r = std::max(r, static_cast<int>(gs.replicas));
+        }
       }
+    }
+    replica_demand_milli_.assign(most_replicas.size(), 0.0);
+    for (std::size_t m = 0; m < most_replicas.size(); ++m) {
+      if (most_replicas[m] > 0) replica_demand_milli_[m] = 1000.0 / most_replicas[m];
     }
     std::vector<double> caps;
     if (pooled_) {
@@ -158,11 +172,14 @@ class resource_basis {
     if (cpu_dim_ >= 0) v[cpu_dim_] += sign * static_cast<double>(a.cpu.value());
     if (mem_dim_ >= 0) v[mem_dim_] += sign * static_cast<double>(a.memory.value());
     for (const auto& g : a.gpus) {
-      const gpu_model_id m = c.gpu(g.gpu).model;
+      const auto& st = c.gpu(g.gpu);
+      const gpu_model_id m = st.model;
       const int d = gpu_dimension(m);
       if (d < 0) continue;
       double milli = g.milli.value();
-      if (g.mig_slots != 0) {
+      if (g.replica) {
+        milli = st.replicas == 0 ? 0.0 : 1000.0 / st.replicas;
+      } else if (g.mig_slots != 0) {
         const auto slices = mig_slices_[m.value()];
         milli =
             slices == 0 ? 0.0 : 1000.0 * std::popcount(static_cast<unsigned>(g.mig_slots)) / slices;
@@ -192,6 +209,8 @@ class resource_basis {
       if (r.gpu.kind == gpu_demand_kind::mig) {
         const auto slices = mig_slices_[m.value()];
         milli = slices == 0 ? 0.0 : 1000.0 * r.gpu.mig_memory / slices;
+      } else if (r.gpu.kind == gpu_demand_kind::replica) {
+        milli = m.value() < replica_demand_milli_.size() ? replica_demand_milli_[m.value()] : 0.0;
       }
       v[d] += n * milli;
     }
@@ -235,7 +254,8 @@ class resource_basis {
     any_model_ = find_charged_model(gpu_model_set{});
   }
 
-  std::vector<std::uint8_t> mig_slices_;  // per catalog model
+  std::vector<std::uint8_t> mig_slices_;      // per catalog model
+  std::vector<double> replica_demand_milli_;  // per catalog model: 1000 / most replicas, or 0
   bool pooled_ = false;
   std::vector<std::string> names_;
   std::vector<int> model_dim_;
