@@ -47,6 +47,7 @@
 #include "gpusched/policy/preemption/las.hpp"
 #include "gpusched/policy/preemption/priority.hpp"
 #include "gpusched/policy/preemption/quota_tree_view.hpp"
+#include "gpusched/policy/preemption/reclaim.hpp"
 #include "gpusched/resource/gpu_model.hpp"
 #include "gpusched/resource/mig_catalog.hpp"
 #include "gpusched/resource/mig_reconfigure.hpp"

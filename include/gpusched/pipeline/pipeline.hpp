@@ -2,11 +2,13 @@
 /// @file
 /// The composition point: `pipeline<Order, Admit, Pack, Place, Preempt>` runs one scheduling
 /// cycle (order -> admit -> place in a transaction -> on failure, preempt and re-place in one
-/// transaction -> commit), and `make_pipeline(policies...)` builds one, routing each policy to
-/// its slot by its tag and filling the other slots with the defaults.
+/// transaction -> on a quota refusal, reclaim quota from borrowers in one transaction -> commit),
+/// and `make_pipeline(policies...)` builds one, routing each policy to its slot by its tag and
+/// filling the other slots with the defaults.
 #pragma once
 
 #include <algorithm>  // std::sort, std::adjacent_find
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -24,6 +26,7 @@
 #include "gpusched/policy/packing/first_fit.hpp"
 #include "gpusched/policy/placement/first_fit.hpp"
 #include "gpusched/policy/preemption/priority.hpp"
+#include "gpusched/policy/preemption/reclaim.hpp"
 #include "gpusched/workload/job.hpp"
 #include "gpusched/workload/ledger.hpp"
 
@@ -57,13 +60,26 @@ struct cycle_result {
 ///    and re-places the job in *one* transaction, committing all of it together or nothing;
 ///    after a commit it calls `Preempt::on_preempted(ctx, job, plan)` when the policy has it;
 /// 4. a job that still does not fit, or that admission deferred, is deferred with the reason,
-///    and `Admit::on_unplaced` says whether later jobs wait (strict FIFO) or go on.
+///    and `Admit::on_unplaced` says whether later jobs wait (strict FIFO) or go on (after
+///    step 5 for a job refused over quota);
+/// 5. free-quota preemption (Kueue `reclaimWithinCohort` with free resources): when `approve`
+///    refused the placed job (step 3, with or without GPU victims) and the admission policy
+///    offers a `reclaim_scope` for that refusal (`reclaim_for(ctx, job, why) ->
+///    std::optional<reclaim_scope>`, e.g. `quota_admission`: the job is within its tenant's
+///    nominal quota and cohort peers borrow), the preemption policy's optional
+///    `select_reclaim(ctx, job, scope, probe)` chooses victims among the scope's borrowers with
+///    a probe that places the job *and* asks `approve_reclaim(ctx, job, tx, tools)` (victims are
+///    counted by the quota they return); the pipeline evicts them and re-places the job in one
+///    transaction, committed all together or not at all (no victim set suffices: nothing
+///    changes, the refusal stands and `decision::preemption` says why). Without either hook the
+///    refusal stands, as before.
 ///
 /// Optional admission hooks, called when the admission policy has them: `begin_cycle(ctx)`
 /// before ordering; `approve(ctx, job, tx[, tools]) -> admission_verdict` after a successful
 /// tentative placement and before commit (quota checks on the exact placement, backfill reservation
-/// checks; a refusal rolls the transaction back and skips preemption); `on_committed(ctx,
-/// decision)` and `on_admitted(ctx, job)` after a commit.
+/// checks; a refusal rolls the transaction back; only the free-quota path of step 5 preempts
+/// after it); `reclaim_for` and `approve_reclaim` (step 5); `on_committed(ctx, decision)` and
+/// `on_admitted(ctx, job)` after a commit.
 ///
 /// An `incremental_ordering_policy` is told of every change the pipeline makes: `on_released`
 /// for each victim and the old size of each shrunk job just before the commit, `on_admitted`
@@ -162,7 +178,7 @@ class pipeline {
         }
         continue;
       }
-      const attempt first = try_place(ctx, book, *j, now, {}, {}, d, tools);
+      attempt first = try_place(ctx, book, *j, now, {}, {}, d, tools);
       if (first == attempt::placed) continue;
       if (first == attempt::unplaced) {
         // Does not fit on free resources: ask the preemption policy, then re-place with victims.
@@ -177,17 +193,18 @@ class pipeline {
           return ok;  // rolled back by ~tx
         };
         preemption_plan plan = preempt_.select(ctx, *j, fit_probe(probe));
-        if (!plan.empty() && try_place(ctx, book, *j, now, plan.victims, plan.shrinks, d, tools) ==
-                                 attempt::placed) {
-          d.victim_details = plan.details;
-          d.lost_gpu_seconds = plan.lost_gpu_seconds;
-          if constexpr (requires { preempt_.on_preempted(ctx, *j, plan); }) {
-            preempt_.on_preempted(ctx, *j, plan);
+        if (!plan.empty()) {
+          const attempt second =
+              try_place(ctx, book, *j, now, plan.victims, plan.shrinks, d, tools);
+          if (second == attempt::placed) {
+            preempted(ctx, *j, plan, d);
+            continue;
           }
-          continue;
+          if (second == attempt::refused) first = attempt::refused;  // placed, over quota
         }
         d.preemption = plan.why;
       }
+      if (first == attempt::refused && reclaim(ctx, book, *j, now, d, tools)) continue;
       if (d.kind == verdict::reject) continue;
       if (unplaced(ctx, *j, d.why, tools) == queue_action::block) head = j;
     }
@@ -205,14 +222,85 @@ class pipeline {
     }
   }
 
+  /// Fills `d` with the richer output of a committed `plan` and calls the preemption policy's
+  /// optional `on_preempted(ctx, job, plan)` hook.
+  void preempted(const schedule_context& ctx, const job_spec& j, const preemption_plan& plan,
+                 decision& d) {
+    d.victim_details = plan.details;
+    d.lost_gpu_seconds = plan.lost_gpu_seconds;
+    if constexpr (requires { preempt_.on_preempted(ctx, j, plan); }) {
+      preempt_.on_preempted(ctx, j, plan);
+    }
+  }
+
+  /// The admission policy's verdict on the tentative placement in `tx`: its optional
+  /// `approve(ctx, job, tx[, tools])`, or on the reclaim path (`reclaiming`) its
+  /// `approve_reclaim(ctx, job, tx, tools)`; admit when it has none.
+  admission_verdict approval(const schedule_context& ctx, const job_spec& j,
+                             ledger::transaction& tx, const admission_tools& tools,
+                             bool reclaiming) {
+    if constexpr (requires { admit_.approve_reclaim(ctx, j, tx, tools); }) {
+      if (reclaiming) return admit_.approve_reclaim(ctx, j, tx, tools);
+    }
+    if constexpr (requires { admit_.approve(ctx, j, tx, tools); }) {
+      return admit_.approve(ctx, j, tx, tools);
+    } else if constexpr (requires { admit_.approve(ctx, j, tx); }) {
+      return admit_.approve(ctx, j, tx);
+    } else {
+      return {verdict::admit, {}};
+    }
+  }
+
+  /// The free-quota preemption path (see the class documentation): `j` was placed but refused
+  /// over quota (`d.why`). When the admission policy offers a reclaim scope (`reclaim_for`) and
+  /// the preemption policy can choose in it (`select_reclaim`), the chosen victims are evicted
+  /// and `j` placed and approved (`approve_reclaim`) in one transaction, committed all together
+  /// or not at all. True when committed; otherwise `d` keeps the refusal and, if a scope was
+  /// offered, `d.preemption` says why no victim set sufficed.
+  bool reclaim(const schedule_context& ctx, ledger& book, const job_spec& j, sim_time now,
+               decision& d, const admission_tools& tools) {
+    if constexpr (requires(const reclaim_scope& scope, fit_probe probe) {
+                    {
+                      admit_.reclaim_for(ctx, j, d.why)
+                    } -> std::same_as<std::optional<reclaim_scope>>;
+                    {
+                      preempt_.select_reclaim(ctx, j, scope, probe)
+                    } -> std::same_as<preemption_plan>;
+                  }) {
+      const std::optional<reclaim_scope> scope = admit_.reclaim_for(ctx, j, d.why);
+      if (!scope) return false;
+      const auto probe = [&](std::span<const job_id> victims, std::span<const shrink_order> shrinks,
+                             std::vector<task_allocation>* placed) {
+        auto tx = book.begin();
+        for (job_id v : victims) tx.evict(v);
+        for (const auto& sh : shrinks) tx.shrink(sh);
+        if (!place_.place(ctx, j, packing_ref(pack_), tx).placed) return false;
+        if (approval(ctx, j, tx, tools, true).kind != verdict::admit) return false;
+        if (placed != nullptr) placed->assign(tx.placed().begin(), tx.placed().end());
+        return true;  // rolled back by ~tx
+      };
+      const preemption_plan plan = preempt_.select_reclaim(ctx, j, *scope, fit_probe(probe));
+      if (!plan.empty() && try_place(ctx, book, j, now, plan.victims, plan.shrinks, d, tools,
+                                     true) == attempt::placed) {
+        preempted(ctx, j, plan, d);
+        return true;
+      }
+      d.preemption = plan.why;
+      return false;
+    } else {
+      (void)ctx, (void)book, (void)j, (void)now, (void)d, (void)tools;
+      return false;
+    }
+  }
+
   /// Places `j` after evicting `victims` and applying `shrinks`, in one transaction; asks the
-  /// admission policy's optional `approve(ctx, job, tx[, tools])` (which sees the tentative
-  /// placement) before committing. On success commits, fills `d` and calls the optional
-  /// `on_committed(ctx, d)` and `on_admitted(ctx, job)` hooks. `refused`: placed but not
-  /// approved (`d` holds the verdict).
+  /// admission policy's optional `approve(ctx, job, tx[, tools])` (`approve_reclaim` when
+  /// `reclaiming`; both see the tentative placement) before committing. On success commits,
+  /// fills `d` and calls the optional `on_committed(ctx, d)` and `on_admitted(ctx, job)` hooks.
+  /// `refused`: placed but not approved (`d` holds the verdict).
   attempt try_place(const schedule_context& ctx, ledger& book, const job_spec& j, sim_time now,
                     std::span<const job_id> victims, std::span<const shrink_order> shrinks,
-                    decision& d, const admission_tools& tools) {
+                    decision& d, const admission_tools& tools, bool reclaiming = false) {
     auto tx = book.begin();
     for (job_id v : victims) tx.evict(v);
     for (const auto& s : shrinks) tx.shrink(s);
@@ -221,20 +309,11 @@ class pipeline {
       if (victims.empty() && shrinks.empty()) d.why = o.why;
       return attempt::unplaced;  // ~tx rolls back
     }
-    if constexpr (requires { admit_.approve(ctx, j, tx, tools); }) {
-      const admission_verdict v = admit_.approve(ctx, j, tx, tools);
-      if (v.kind != verdict::admit) {
-        d.kind = v.kind;
-        d.why = v.why;
-        return attempt::refused;  // ~tx rolls back
-      }
-    } else if constexpr (requires { admit_.approve(ctx, j, tx); }) {
-      const admission_verdict v = admit_.approve(ctx, j, tx);
-      if (v.kind != verdict::admit) {
-        d.kind = v.kind;
-        d.why = v.why;
-        return attempt::refused;  // ~tx rolls back
-      }
+    if (const admission_verdict v = approval(ctx, j, tx, tools, reclaiming);
+        v.kind != verdict::admit) {
+      d.kind = v.kind;
+      d.why = v.why;
+      return attempt::refused;  // ~tx rolls back
     }
     d.kind = verdict::admit;
     d.why = victims.empty() && shrinks.empty()

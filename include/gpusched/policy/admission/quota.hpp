@@ -12,9 +12,19 @@
 /// also passes a gang whose lower bound stays within its tenant's own nominal quota
 /// (`quota_tree::within_nominal`) even when cohort peers' borrowing leaves nothing available:
 /// that quota may be reclaimed (Kueue `reclaimWithinCohort`), so the gang goes on to placement
-/// and preemption, and `approve` decides exactly with the victims' usage returned. (When such
-/// a gang is placed on free resources without victims and the cohort is still full, `approve`
-/// defers it, and the pipeline does not try preemption after a refusal.) Usage is
+/// and preemption, and `approve` decides exactly with the victims' usage returned.
+///
+/// Quota reclaim on free resources (the pipeline's free-quota preemption path): when such a
+/// gang is placed without victims (or with the victims of GPU preemption) and `approve` refuses
+/// it over quota, `reclaim_for` gives the pipeline a `reclaim_scope` when reclaim is allowed
+/// (`reclaim_within_cohort`, Kueue's setting of that name: `any` by default, `lower_priority`,
+/// `never`): the gang's lower bound is within its tenant's nominal quota, and the candidates
+/// are the running, preemptible jobs of other queues under the same root cohort that borrow
+/// (usage above nominal) a resource the gang needs (a governed dimension of its lower bound;
+/// any GPU model's dimension when it needs GPUs). The pipeline then asks the preemption policy
+/// (`select_reclaim`) for victims among them, probing each set with `approve_reclaim`:
+/// `approve` with the victims' usage returned, plus the exact placement within the tenant's own
+/// nominal quota (so reclaim never helps a gang that would itself borrow). Usage is
 /// recomputed from the ledger at the start of every cycle (so releases between cycles count
 /// exactly) and kept in step with every commit during the cycle. Tenants without a queue in the
 /// tree are not limited.
@@ -31,20 +41,26 @@
 /// shortfall at its minimum. The inner policy's `approve` (backfill reservations) then judges
 /// the final placement.
 /// Complexity: O(dims x tree depth) per check; an elastic gang shrunk for quota costs
-/// O(log(max - min)) placements; O(running tasks) per cycle for the recompute.
+/// O(log(max - min)) placements; O(running tasks) per cycle for the recompute; `reclaim_for`
+/// O(running jobs x (dims + depth) + running tasks), each `borrowing` test O(dims x victims).
+/// Known limit: an elastic gang reclaims at the size `approve` chose for the cohort; if that
+/// size is over the tenant's nominal quota, no smaller size is tried by reclaim.
 #pragma once
 
 #include <algorithm>  // std::fill
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>  // std::move
+#include <vector>
 
 #include "gpusched/config.hpp"
 #include "gpusched/policy/admission/gang.hpp"
 #include "gpusched/policy/concepts.hpp"
 #include "gpusched/policy/placement/gang.hpp"  // reduced_sizes
+#include "gpusched/policy/preemption/reclaim.hpp"
 #include "gpusched/workload/quota.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
@@ -86,6 +102,15 @@ GPUSCHED_BEGIN_NAMESPACE
   return s;
 }
 
+/// Kueue's `reclaimWithinCohort`: which borrowers' jobs a gang within its nominal quota may
+/// reclaim its quota from on free resources (see `quota_admission`). Kueue's own default is
+/// `Never`; here it is `any`, since `admit` already lets such a gang through for reclaim.
+enum class reclaim_within_cohort : std::uint8_t {
+  never,           ///< no reclaim on free resources
+  lower_priority,  ///< only borrowers' jobs of priority below the gang's
+  any,             ///< borrowers' jobs of any priority (the default)
+};
+
 /// @brief Quota gate in front of `Inner`; see the file documentation.
 template <class Inner = gang_admission>
   requires admission_policy<Inner>
@@ -100,6 +125,9 @@ class quota_admission {
   [[nodiscard]] const quota_tree& quotas() const noexcept { return tree_; }
   [[nodiscard]] const Inner& inner() const noexcept { return inner_; }
   [[nodiscard]] Inner& inner() noexcept { return inner_; }
+  [[nodiscard]] reclaim_within_cohort reclaim() const noexcept { return reclaim_; }
+  /// Sets which borrowers a gang within its nominal quota may reclaim from (default `any`).
+  void set_reclaim(reclaim_within_cohort r) noexcept { reclaim_ = r; }
 
   void begin_cycle(const schedule_context& ctx) {
     if constexpr (requires { inner_.begin_cycle(ctx); }) inner_.begin_cycle(ctx);
@@ -122,18 +150,56 @@ class quota_admission {
   /// until it fits, see the file documentation), then the inner policy's `approve`.
   [[nodiscard]] admission_verdict approve(const schedule_context& ctx, const job_spec& j,
                                           ledger::transaction& tx, const admission_tools& tools) {
-    for_victims(ctx, tx, -1);  // victims' usage is returned for the checks
-    auto s = placed_shortfall(j, tx);
-    if (s && is_elastic(j)) s = shrink_to_quota(j, tx, tools, *s);
-    for_victims(ctx, tx, +1);
-    if (s) return {verdict::defer, over_quota_reason(*s)};
-    if constexpr (requires { inner_.approve(ctx, j, tx, tools); }) {
-      return inner_.approve(ctx, j, tx, tools);
-    } else if constexpr (requires { inner_.approve(ctx, j, tx); }) {
-      return inner_.approve(ctx, j, tx);
-    } else {
-      return {verdict::admit, {}};
+    return approve_impl(ctx, j, tx, tools, false);
+  }
+
+  /// `approve` for the free-quota reclaim path: also requires the exact placement to stay
+  /// within the tenant's own nominal quota (a gang that would borrow reclaims nothing).
+  [[nodiscard]] admission_verdict approve_reclaim(const schedule_context& ctx, const job_spec& j,
+                                                  ledger::transaction& tx,
+                                                  const admission_tools& tools) {
+    return approve_impl(ctx, j, tx, tools, true);
+  }
+
+  /// The scope of a quota reclaim for `j`, refused by `approve` for `why`, when reclaim applies
+  /// (see the file documentation): `why` is over quota, `j`'s tenant has a queue, `j`'s lower
+  /// bound is within that queue's nominal quota, and some candidate exists; nullopt otherwise.
+  /// The scope points into this policy and the ledger: valid until either changes.
+  /// O(running jobs x (dims + depth) + running tasks).
+  [[nodiscard]] std::optional<reclaim_scope> reclaim_for(const schedule_context& ctx,
+                                                         const job_spec& j, const reason& why) {
+    if (reclaim_ == reclaim_within_cohort::never || why.code != reason_code::over_quota) {
+      return std::nullopt;
     }
+    const auto q = tree_.queue_of(j.tenant);
+    if (q < 0) return std::nullopt;
+    demand_lower_bound(j, tree_.dims(), need_);
+    if (!tree_.within_nominal(j.tenant, need_)) return std::nullopt;
+    const std::size_t dims = tree_.dims();
+    relevant_.assign(dims, 0);
+    for (std::size_t d = 0; d < dims; ++d) {
+      relevant_[d] = tree_.governed(d) && (need_[d] > 0 || (d >= 3 && need_[2] > 0)) ? 1 : 0;
+    }
+    const auto root = root_of(q);
+    cand_.clear();
+    cand_queue_.clear();
+    cand_usage_.clear();
+    for (const auto& r : ctx.book().running()) {
+      if (r.spec.tenant == j.tenant || !r.spec.preemptible) continue;
+      if (reclaim_ == reclaim_within_cohort::lower_priority && r.spec.priority >= j.priority) {
+        continue;
+      }
+      const auto qr = tree_.queue_of(r.spec.tenant);
+      if (qr < 0 || root_of(qr) != root || !borrows(qr, {})) continue;
+      cand_.push_back(&r);
+      cand_queue_.push_back(qr);
+      cand_usage_.resize(cand_usage_.size() + dims, 0);
+      add_usage(ctx.state(), r.tasks,
+                std::span<std::int64_t>(cand_usage_).subspan(cand_usage_.size() - dims, dims));
+    }
+    if (cand_.empty()) return std::nullopt;
+    borrowing_.self = this;
+    return reclaim_scope(cand_, borrowing_);
   }
 
   void on_committed(const schedule_context& ctx, const decision& d) {
@@ -163,6 +229,69 @@ class quota_admission {
   }
 
  private:
+  /// `borrowing(i, taken)` of the reclaim scope: candidate `i`'s queue still uses more than its
+  /// nominal quota of a relevant dimension once the candidates `taken` are gone.
+  struct borrowing_test {
+    const quota_admission* self = nullptr;
+    bool operator()(std::size_t i, std::span<const std::uint32_t> taken) const {
+      return self->borrows(self->cand_queue_[i], taken);
+    }
+  };
+
+  /// Whether queue `q` borrows a relevant dimension after the candidates `taken` are evicted.
+  /// O(dims x taken).
+  [[nodiscard]] bool borrows(std::int32_t q, std::span<const std::uint32_t> taken) const {
+    const std::size_t dims = tree_.dims();
+    for (std::size_t d = 0; d < dims; ++d) {
+      if (relevant_[d] == 0) continue;
+      std::int64_t use = tree_.usage(q, d);
+      for (const std::uint32_t t : taken) {
+        if (cand_queue_[t] == q) use -= cand_usage_[std::size_t{t} * dims + d];
+      }
+      if (use > tree_.nominal(q, d)) return true;
+    }
+    return false;
+  }
+
+  [[nodiscard]] std::int32_t root_of(std::int32_t n) const noexcept {
+    while (tree_.at(n).parent >= 0) n = tree_.at(n).parent;
+    return n;
+  }
+
+  admission_verdict approve_impl(const schedule_context& ctx, const job_spec& j,
+                                 ledger::transaction& tx, const admission_tools& tools,
+                                 bool within_nominal) {
+    for_victims(ctx, tx, -1);  // victims' usage is returned for the checks
+    auto s = placed_shortfall(j, tx);
+    if (s && is_elastic(j)) s = shrink_to_quota(j, tx, tools, *s);
+    if (!s && within_nominal) s = nominal_shortfall(j, tx);
+    for_victims(ctx, tx, +1);
+    if (s) return {verdict::defer, over_quota_reason(*s)};
+    if constexpr (requires { inner_.approve(ctx, j, tx, tools); }) {
+      return inner_.approve(ctx, j, tx, tools);
+    } else if constexpr (requires { inner_.approve(ctx, j, tx); }) {
+      return inner_.approve(ctx, j, tx);
+    } else {
+      return {verdict::admit, {}};
+    }
+  }
+
+  /// The first governed dimension in which what `tx` placed takes `j`'s tenant above its own
+  /// nominal quota, if any (the limiting node is the tenant's queue). O(grants + dims).
+  std::optional<quota_shortfall> nominal_shortfall(const job_spec& j,
+                                                   const ledger::transaction& tx) {
+    const auto q = tree_.queue_of(j.tenant);
+    if (q < 0) return std::nullopt;
+    buffer_.assign(tree_.dims(), 0);
+    add_usage(tx.state(), tx.placed(), buffer_);
+    for (std::size_t d = 0; d < tree_.dims(); ++d) {
+      if (!tree_.governed(d) || buffer_[d] <= 0) continue;
+      const auto left = std::max<std::int64_t>(0, tree_.nominal(q, d) - tree_.usage(q, d));
+      if (buffer_[d] > left) return quota_shortfall{tree_.resource_of(d), buffer_[d], left, q};
+    }
+    return std::nullopt;
+  }
+
   static bool is_elastic(const job_spec& j) noexcept {
     for (const auto& g : j.groups) {
       if (g.elastic()) return true;
@@ -238,6 +367,14 @@ class quota_admission {
   Inner inner_;
   quota_vector buffer_, victim_;  // reused: no allocation per check once warmed up
   job_spec sized_;                // an elastic gang at a trial size
+  reclaim_within_cohort reclaim_ = reclaim_within_cohort::any;
+  // reclaim scope (reused): candidates, their queues, their usage (dims per candidate)
+  quota_vector need_;
+  std::vector<std::uint8_t> relevant_;
+  std::vector<const running_job*> cand_;
+  std::vector<std::int32_t> cand_queue_;
+  std::vector<std::int64_t> cand_usage_;
+  borrowing_test borrowing_;
 };
 
 static_assert(admission_policy<quota_admission<>>);

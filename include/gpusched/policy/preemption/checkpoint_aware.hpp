@@ -77,6 +77,14 @@
 /// k <= exact_limit candidates, typically a few subsets; with screening the search sees only
 /// the candidates on the screened nodes. No allocation once warmed up (scratch is reused).
 ///
+/// ## Quota reclaim on free resources
+/// With `reclaim` on, `select_reclaim` serves the pipeline's free-quota preemption path (see
+/// `policy/preemption/reclaim.hpp`): the cluster has room but the cohort's quota is lent out.
+/// Candidates are the scope's borrowers' jobs that are preemptible and past `min_runtime`,
+/// offered cheapest eviction first (lost GPU-seconds, then id; jobs inside their thrash window
+/// last) to `reclaim_victims`, which counts them by the quota they return (its probe asks the
+/// admission policy). Victims are evicted whole; the plan carries their actions and costs.
+///
 /// The plan gives each victim's action (requeue from checkpoint, suspend, shrink to N, signal
 /// then wait) and cost, the total lost GPU-seconds, and the preemptor's placement in the
 /// verifying probe; when no admissible set exists, nobody is evicted and the reason says how
@@ -99,6 +107,7 @@
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
 #include "gpusched/policy/preemption/cost.hpp"
+#include "gpusched/policy/preemption/reclaim.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
@@ -310,6 +319,53 @@ class checkpoint_aware_preemption {
       if (h.first == id) return now - h.second < opt_.thrash_window;
     }
     return false;
+  }
+
+  /// Quota reclaim on free resources (the file documentation, last section): no victims unless
+  /// `reclaim` is on. O(C log C) for C candidates plus the probes of `reclaim_victims`.
+  /// @throws invalid_value_error for bad checkpoint data or weights of a candidate.
+  [[nodiscard]] preemption_plan select_reclaim(const schedule_context& ctx, const job_spec& j,
+                                               const reclaim_scope& scope, fit_probe probe) {
+    preemption_plan none;
+    none.why = {reason_code::no_victims, resource_kind::none, 0, 0, -1, {}, {}};
+    if (!opt_.reclaim) return none;
+    const sim_time now = ctx.now();
+    forget_old(now);
+    struct ranked {
+      bool recent;
+      preemption_option opt;
+      job_id id;
+      std::uint32_t index;
+    };
+    const auto cand = scope.candidates();
+    std::vector<ranked> rank;
+    for (std::size_t i = 0; i < cand.size(); ++i) {
+      const running_job& r = *cand[i];
+      if (r.spec.id == j.id || !r.spec.preemptible || now - r.start < opt_.min_runtime) continue;
+      rank.push_back({recently_preempted(r.spec.id, now), opt_.cost.evict(ctx.state(), r, now),
+                      r.spec.id, static_cast<std::uint32_t>(i)});
+    }
+    if (rank.empty()) return none;
+    std::sort(rank.begin(), rank.end(), [](const ranked& a, const ranked& b) {
+      if (a.recent != b.recent) return !a.recent;
+      if (a.opt.lost_gpu_seconds != b.opt.lost_gpu_seconds) {
+        return a.opt.lost_gpu_seconds < b.opt.lost_gpu_seconds;
+      }
+      return a.id < b.id;
+    });
+    std::vector<std::uint32_t> order;
+    order.reserve(rank.size());
+    for (const auto& x : rank) order.push_back(x.index);
+    preemption_plan plan = reclaim_victims(scope, order, probe);
+    for (const job_id v : plan.victims) {
+      for (const auto& x : rank) {
+        if (x.id != v) continue;
+        plan.details.push_back(
+            {v, x.opt.action, -1, -1, x.opt.gpus, x.opt.lost_gpu_seconds, x.opt.wait});
+        plan.lost_gpu_seconds += x.opt.lost_gpu_seconds;
+      }
+    }
+    return plan;
   }
 
   /// Chooses the victims; see the file documentation. @throws invalid_value_error for bad

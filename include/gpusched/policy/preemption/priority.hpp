@@ -2,16 +2,19 @@
 /// @file
 /// Preemption baselines: `no_preemption`, and `priority_preemption`, which evicts the
 /// lowest-priority preemptible jobs first (most recently started first among equals) until the
-/// preemptor fits.
+/// preemptor fits, and reclaims quota from borrowing cohort peers in the same order
+/// (`select_reclaim`, see `policy/preemption/reclaim.hpp`).
 #pragma once
 
 #include <algorithm>  // std::sort, std::min
 #include <cstddef>    // std::ptrdiff_t
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/preemption/reclaim.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
@@ -34,6 +37,10 @@ struct no_preemption {
 /// bisection, assuming more room never hurts; the prefix returned is always one that probed
 /// true). No reprieve pass. If even all candidates do not make room, nobody is evicted.
 /// Probes: O(log candidates); complexity O(R log R + log R x probe) for R running jobs.
+///
+/// Quota reclaim (`select_reclaim`, the pipeline's free-quota path): the borrowers' jobs of the
+/// scope, whatever their priority (Kueue `reclaimWithinCohort: Any`; the admission policy may
+/// narrow the scope), offered in the same order to `reclaim_victims`.
 struct priority_preemption {
   using policy_category = preemption_tag;
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "priority"; }
@@ -86,6 +93,24 @@ struct priority_preemption {
     plan.victims.assign(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(hi));
     plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
     return plan;
+  }
+
+  /// Quota reclaim: `reclaim_victims` over the scope's candidates, lowest priority first, then
+  /// most recent start, then highest id. O(C log C) plus the probes of `reclaim_victims`.
+  [[nodiscard]] preemption_plan select_reclaim(const schedule_context& /*ctx*/,
+                                               const job_spec& /*j*/, const reclaim_scope& scope,
+                                               fit_probe probe) const {
+    const auto cand = scope.candidates();
+    std::vector<std::uint32_t> order(cand.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+    std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+      const running_job& a = *cand[x];
+      const running_job& b = *cand[y];
+      if (a.spec.priority != b.spec.priority) return a.spec.priority < b.spec.priority;
+      if (a.start != b.start) return a.start > b.start;
+      return a.spec.id > b.spec.id;
+    });
+    return reclaim_victims(scope, order, probe);
   }
   friend constexpr bool operator==(priority_preemption, priority_preemption) noexcept {
     return true;

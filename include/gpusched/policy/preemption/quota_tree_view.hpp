@@ -25,6 +25,10 @@
 ///   pipe.preemption().set_quotas(quota_view_of(pipe.admission().quotas()));
 ///   @endcode
 ///   (the pipeline must then stay where it is: the view points into it).
+///
+/// The view serves reclaim under a GPU shortage (`select`). When GPUs are free but the cohort's
+/// quota is lent out, the pipeline's free-quota path asks `quota_admission::reclaim_for` for the
+/// borrowers instead (`policy/preemption/reclaim.hpp`), and no view is needed.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Quota reclaim when the quota, not the cluster, is short (Kueue `reclaimWithinCohort`).
+///
+/// A gang within its tenant's nominal quota may be refused by a quota admission policy because
+/// cohort peers borrow the rest of the cohort's quota, although free GPUs would hold it. The
+/// pipeline then takes its *free-quota preemption path*: the admission policy describes the
+/// reclaim in a `reclaim_scope` (the running jobs of the cohort's borrowing queues that may be
+/// evicted, and whether a candidate's queue still borrows once some candidates are gone), and a
+/// preemption policy with `select_reclaim(ctx, job, scope, probe)` picks victims among them.
+/// The probe the pipeline passes places the gang after the evictions *and* asks the admission
+/// policy's exact quota check, so victims are counted by the quota they return, not by the GPUs
+/// they free. `reclaim_victims` is the shared selection (Kueue's minimal preemptions with fill
+/// back); policies differ in the order in which they offer the candidates.
+#pragma once
+
+#include <algorithm>  // std::min
+#include <cstddef>
+#include <cstdint>
+#include <memory>  // std::addressof
+#include <span>
+#include <type_traits>
+#include <utility>  // std::move
+#include <vector>
+
+#include "gpusched/config.hpp"
+#include "gpusched/policy/concepts.hpp"
+
+GPUSCHED_BEGIN_NAMESPACE
+
+/// @brief The candidates of one quota reclaim, made by the admission policy (see the file
+/// documentation); non-owning and valid during one `select_reclaim` call.
+///
+/// `candidates()`: running, preemptible jobs of *other* queues of the preemptor's cohort that
+/// borrow (use more than their nominal quota of a resource the preemptor needs).
+/// `borrowing(i, taken)`: whether candidate `i`'s queue still borrows once the candidates at
+/// the indices `taken` are evicted (Kueue takes victims from a queue only while it borrows).
+class reclaim_scope {
+ public:
+  /// `borrowing` is any callable `bool(std::size_t, std::span<const std::uint32_t>)`; it must
+  /// outlive the scope.
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, reclaim_scope> &&
+             std::is_invocable_r_v<bool, const F&, std::size_t, std::span<const std::uint32_t>>)
+  reclaim_scope(std::span<const running_job* const> candidates, const F& borrowing) noexcept
+      : candidates_(candidates),
+        object_(static_cast<const void*>(std::addressof(borrowing))),
+        call_([](const void* o, std::size_t i, std::span<const std::uint32_t> taken) -> bool {
+          return (*static_cast<const F*>(o))(i, taken);
+        }) {}
+
+  [[nodiscard]] std::span<const running_job* const> candidates() const noexcept {
+    return candidates_;
+  }
+  [[nodiscard]] bool borrowing(std::size_t i, std::span<const std::uint32_t> taken) const {
+    return call_(object_, i, taken);
+  }
+
+ private:
+  std::span<const running_job* const> candidates_;
+  const void* object_;
+  bool (*call_)(const void*, std::size_t, std::span<const std::uint32_t>);
+};
+
+/// @brief Kueue's minimal reclaim over `scope`'s candidates offered in `order` (indices into
+/// `scope.candidates()`, the policy's preference first).
+///
+/// 1. The sequence: the candidates in `order`, each kept only if its queue still borrows once
+///    the kept ones before it are gone (`scope.borrowing`).
+/// 2. The shortest prefix of the sequence after which `probe` passes, by galloping then
+///    bisection (assuming more victims never hurt; the prefix returned always probed true).
+/// 3. Fill back: from the second-to-last victim to the first, a victim whose eviction is not
+///    needed (the probe passes without it) is spared. So no victim can be spared at the end.
+/// If even the whole sequence does not pass, nobody is evicted: `why` is `no_victims` with the
+/// number of candidates in `available`. Victims are whole jobs (no shrinks).
+/// Probes: O(log s) + (victims - 1) for a sequence of s candidates; O(s x taken) borrowing
+/// tests. Allocates its scratch (the path is taken rarely).
+[[nodiscard]] inline preemption_plan reclaim_victims(const reclaim_scope& scope,
+                                                     std::span<const std::uint32_t> order,
+                                                     fit_probe probe) {
+  const auto cand = scope.candidates();
+  std::vector<std::uint32_t> seq;
+  seq.reserve(order.size());
+  for (const std::uint32_t i : order) {
+    if (scope.borrowing(i, seq)) seq.push_back(i);
+  }
+  std::vector<job_id> ids;
+  ids.reserve(seq.size());
+  for (const std::uint32_t i : seq) ids.push_back(cand[i]->spec.id);
+  const auto fits = [&](std::size_t k) { return probe(std::span<const job_id>(ids.data(), k)); };
+  preemption_plan plan;
+  std::size_t lo = 0;  // longest prefix known not to fit
+  std::size_t hi = 0;  // shortest prefix known to fit (0: none yet)
+  for (std::size_t k = 1; !ids.empty(); k = std::min(2 * k, ids.size())) {
+    if (fits(k)) {
+      hi = k;
+      break;
+    }
+    lo = k;
+    if (k == ids.size()) break;
+  }
+  if (hi == 0) {
+    plan.why = {reason_code::no_victims,
+                resource_kind::none,
+                0,
+                static_cast<std::int64_t>(seq.size()),
+                -1,
+                {},
+                {}};
+    return plan;
+  }
+  while (hi - lo > 1) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? hi : lo) = mid;
+  }
+  ids.resize(hi);
+  // fill back: the last victim is needed (the prefix one shorter did not fit)
+  std::vector<job_id> without;
+  for (std::size_t p = ids.size() - 1; p-- > 0;) {
+    without.assign(ids.begin(), ids.end());
+    without.erase(without.begin() + static_cast<std::ptrdiff_t>(p));
+    if (probe(std::span<const job_id>(without))) ids.swap(without);
+  }
+  plan.victims = std::move(ids);
+  plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
+  return plan;
+}
+
+GPUSCHED_END_NAMESPACE
