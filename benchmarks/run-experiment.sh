@@ -30,6 +30,10 @@ case "${1:-}" in
   tiresias-n256g8)  # Tiresias-style, the whole Philly trace on 256 x 8 GPUs
     ${replay} --trace "philly:${philly}" --cluster 256x8 --out "${out}" --progress \
       --gittins-prior "${prior}" --graceful-preemption --compare "${tiresias}" ;;
+  tiresias-n256g8-scale-*)  # the same with inter-arrival times scaled, e.g. -scale-0.25 (4x load)
+    ${replay} --trace "philly:${philly}" --cluster 256x8 --out "${out}" --progress \
+      --arrival-scale "${1#tiresias-n256g8-scale-}" \
+      --gittins-prior "${prior}" --graceful-preemption --compare "${tiresias}" ;;
   fair-share-vcs)  # Philly VCs as tenants on 64 x 8 GPUs: per-tenant share and Jain's index
     ${replay} --trace "philly:${philly}" --cluster 64x8 --out "${out}" --progress \
       --compare "fifo:ordering=fifo,preemption=none;drf:ordering=drf,preemption=none;multifactor:ordering=multifactor,preemption=none" ;;
@@ -47,7 +51,8 @@ case "${1:-}" in
       --node-mtbf-hours 100 --repair-hours 2 --checkpoint-interval-s "${1#failures-}" \
       --checkpoint-cost-s 30 --restore-cost-s 60 --seed 1 ;;
   *)
-    echo "usage: $0 philly-full-2000 | tiresias-n32g4 | tiresias-n256g8 | fair-share-vcs |" \
+    echo "usage: $0 philly-full-2000 | tiresias-n32g4 | tiresias-n256g8 |" \
+         "tiresias-n256g8-scale-<arrival scale> | fair-share-vcs |" \
          "preemption-urgent | topology-gangs | failures-<checkpoint interval s, 0 = none>" >&2
     exit 2 ;;
 esac

@@ -3,6 +3,7 @@
 #include "replay.hpp"
 
 #include <chrono>
+#include <cmath>  // std::llround
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -42,10 +43,15 @@ Replays a job trace on a simulated cluster and reports metrics.
                             a SPEC may start with LABEL: (default label: the names joined by /)
   --tenant NAME             keep only jobs of this tenant (Philly: virtual cluster)
   --limit N                 keep only the first N jobs (by submission)
+  --arrival-scale F         multiply every inter-arrival time by F > 0 (F < 1 compresses the
+                            trace: 0.25 offers four times the load; durations are unchanged)
   --seed N                  simulator seed (default 1)
   --trigger event|SECONDS   cycle on every event (default) or every SECONDS
   --node-mtbf-hours H       mean time between failures per node (default 0: none)
   --repair-hours H          repair time of a failed node (default 1)
+  --gpu-mtbf-hours H        mean time between failures per GPU (default 0: none); a failed GPU
+                            interrupts only the jobs holding it, its node stays in service
+  --gpu-repair-hours H      repair time of a failed GPU (default 1)
   --checkpoint-interval-s S periodic checkpoint interval of every job (default 0: none)
   --checkpoint-cost-s S     time to write a checkpoint (default 0)
   --restore-cost-s S        time to restore after a restart (default 0)
@@ -79,6 +85,8 @@ struct options {
   std::uint64_t seed = 1;
   std::string trigger = "event";
   double mtbf_h = 0, repair_h = 1;
+  double gpu_mtbf_h = 0, gpu_repair_h = 1;
+  double arrival_scale = 1;
   double ck_interval_s = 0, ck_cost_s = 0, restore_s = 0;
   bool graceful = false;
   std::string gittins_prior;
@@ -156,6 +164,13 @@ void apply(options& o, const std::string& k, const std::string& v) {
     o.mtbf_h = to_number(k, v);
   } else if (k == "repair-hours") {
     o.repair_h = to_number(k, v);
+  } else if (k == "gpu-mtbf-hours") {
+    o.gpu_mtbf_h = to_number(k, v);
+  } else if (k == "gpu-repair-hours") {
+    o.gpu_repair_h = to_number(k, v);
+  } else if (k == "arrival-scale") {
+    o.arrival_scale = to_number(k, v);
+    if (o.arrival_scale <= 0) throw usage_error{"--arrival-scale: '" + v + "' is not above 0"};
   } else if (k == "checkpoint-interval-s") {
     o.ck_interval_s = to_number(k, v);
   } else if (k == "checkpoint-cost-s") {
@@ -394,6 +409,15 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
     std::erase_if(tr.jobs, [&](const gs::trace_job& j) { return j.tenant.value() != id; });
   }
   if (o.limit && tr.jobs.size() > *o.limit) tr.jobs.resize(*o.limit);
+  // Arrival compression: submit times scaled about the first one (order is kept: the map is
+  // monotone), so every inter-arrival time is multiplied by F.
+  if (o.arrival_scale != 1 && !tr.jobs.empty()) {
+    const gs::sim_time t0 = tr.jobs.front().submit;
+    for (auto& j : tr.jobs) {
+      const auto dt = static_cast<double>((j.submit - t0).count()) * o.arrival_scale;
+      j.submit = t0 + gs::sim_duration{std::llround(dt)};
+    }
+  }
   // Urgent jobs: each job is promoted with probability F, from its own stream of the seed (so
   // the same jobs are urgent for every composition and for every other option).
   std::size_t urgent = 0;
@@ -478,6 +502,8 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
   cfg.check_invariants = o.check;
   cfg.node_mtbf = gs::sim_duration{static_cast<std::int64_t>(o.mtbf_h * 3.6e6)};
   cfg.repair_time = gs::sim_duration{static_cast<std::int64_t>(o.repair_h * 3.6e6)};
+  cfg.gpu_mtbf = gs::sim_duration{static_cast<std::int64_t>(o.gpu_mtbf_h * 3.6e6)};
+  cfg.gpu_repair_time = gs::sim_duration{static_cast<std::int64_t>(o.gpu_repair_h * 3.6e6)};
   cfg.preemption_saves_progress = o.graceful;
   cfg.sample_interval = gs::sim_duration{static_cast<std::int64_t>(o.sample_s * 1000)};
   if (o.trigger != "event") {

@@ -9,8 +9,9 @@
 /// ledger records; replica grants only on replicated GPUs and nothing else there; the MPS
 /// per-replica memory limit is memory / replicas and every replica's memory ask fits it; every
 /// running gang is whole (each group runs between its minimum and its count, every task's grants
-/// match its request, on its own node, on an allowed model); nodes out of service hold nothing and
-/// offer nothing to the indexes. O(nodes + GPUs + running tasks).
+/// match its request, on its own node, on an allowed model); nodes out of service and failed GPUs
+/// hold nothing and offer nothing to the indexes (a failed GPU reads as fully occupied), and the
+/// out-of-service counts match. O(nodes + GPUs + running tasks).
 #pragma once
 
 #include <cstdint>
@@ -139,6 +140,8 @@ inline bool grant_matches(const task_request& r, const task_allocation& a, const
     }
   }
 
+  std::int64_t failed_total = 0;  // failed GPUs, and those on nodes in service
+  std::int64_t failed_up = 0;
   std::int64_t free_whole_total = 0;
   std::int64_t free_replica_total = 0;
   std::int64_t replica_total = 0;
@@ -163,6 +166,19 @@ inline bool grant_matches(const task_request& r, const task_allocation& a, const
       const std::string gw = "node " + nm + " gpu" + std::to_string(k);
       if (milli[gi] > whole_gpu_milli.value()) fail(gw + ": share over-committed");
       replica_total += g.replicas;
+      if (g.failed) {  // out of service: nothing granted, reads as fully occupied
+        ++failed_total;
+        if (c.available(n)) ++failed_up;
+        if (milli[gi] != 0 || slots[gi] != 0 || replicas[gi] != 0)
+          fail(gw + ": failed GPU holds a grant");
+        const mig_slot_mask all =
+            g.mig_enabled && g.model.valid()
+                ? static_cast<mig_slot_mask>((1u << c.catalog()[g.model].mig.memory_slices) - 1u)
+                : mig_slot_mask{0};
+        if (g.free != milli_gpu{0} || g.replicas_used != g.replicas || g.mig_used != all)
+          fail(gw + ": failed GPU offers capacity");
+        continue;
+      }
       if (g.replicated()) {
         if (g.mig_enabled) fail(gw + ": replicated GPU in MIG mode");
         if (milli[gi] != 0 || slots[gi] != 0) fail(gw + ": share or MIG slots on a replicated GPU");
@@ -213,8 +229,9 @@ inline bool grant_matches(const task_request& r, const task_allocation& a, const
     if (c.max_free_share(n) != milli_gpu{0})
       fail("node " + c.name(n) + ": out of service, offers a share");
   }
-  if (down != c.unavailable_nodes() || down_gpus != c.unavailable_gpus())
+  if (down != c.unavailable_nodes() || down_gpus + failed_up != c.unavailable_gpus())
     fail("cluster: out-of-service node count mismatch");
+  if (failed_total != c.failed_gpus()) fail("cluster: failed GPU count mismatch");
   if (cpu_total != c.total_free_cpu()) fail("cluster: free CPU total mismatch");
   if (mem_total != c.total_free_memory()) fail("cluster: free memory total mismatch");
   return rep;

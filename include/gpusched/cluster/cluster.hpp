@@ -91,6 +91,11 @@ struct gpu_state {
   std::uint8_t replicas = 0;       ///< advertised replicas (0 when exclusive)
   std::uint8_t replicas_used = 0;  ///< replicas granted
   memory_mib replica_memory{};     ///< MPS: memory limit of one replica (memory / N); else 0
+  /// Out of service (a GPU failure; `ledger::set_gpu_available`). A failed GPU holds no grant
+  /// and reads as fully occupied (`free == 0`, every MIG slot and replica used, the `+me`
+  /// engine taken), so every placement that inspects GPUs passes it over and `can_apply`
+  /// refuses it; repair restores the idle state of its sharing mode.
+  bool failed = false;
 
   /// Whole and idle: can be granted as a whole GPU. (A replicated GPU has `free == 0`: it
   /// offers no milli shares.)
@@ -265,9 +270,16 @@ class cluster {
   /// `can_apply` refuses it. Its CPU and memory free amounts are unchanged. Changed only through
   /// `ledger::set_available`. O(1).
   [[nodiscard]] bool available(node_index n) const noexcept { return down_[n.value()] == 0; }
-  /// Nodes out of service, and the GPUs they hold. O(1).
+  /// Nodes out of service. O(1).
   [[nodiscard]] std::size_t unavailable_nodes() const noexcept { return down_count_; }
-  [[nodiscard]] std::int64_t unavailable_gpus() const noexcept { return down_gpus_; }
+  /// GPUs out of service: every GPU of a node out of service plus failed GPUs on nodes in
+  /// service (each GPU counted once). O(1).
+  [[nodiscard]] std::int64_t unavailable_gpus() const noexcept { return down_gpus_ + failed_up_; }
+  /// False while GPU `g` has failed (see `gpu_state::failed`); independent of its node's
+  /// availability. Changed only through `ledger::set_gpu_available`. O(1).
+  [[nodiscard]] bool gpu_available(gpu_index g) const noexcept { return !gpus_[g.value()].failed; }
+  /// GPUs marked failed, on any node. O(1).
+  [[nodiscard]] std::int64_t failed_gpus() const noexcept { return failed_gpus_; }
 
   // ---- totals ----------------------------------------------------------------------------
   [[nodiscard]] std::int64_t total_gpus() const noexcept { return total_gpus_; }
@@ -344,6 +356,7 @@ class cluster {
         if (a.gpus[j].gpu == gr.gpu) return false;
       }
       const auto& g = gpus_[gr.gpu.value()];
+      if (g.failed) return false;
       if (gr.replica || g.replicated()) {
         if (!gr.replica || !g.replicated() || gr.milli != milli_gpu{0} || gr.mig_slots != 0 ||
             gr.media || g.free_replicas() <= 0)
@@ -435,8 +448,38 @@ class cluster {
     const auto g = static_cast<std::int64_t>(gpu_count_[n]);
     down_count_ = up ? down_count_ - 1 : down_count_ + 1;
     down_gpus_ = up ? down_gpus_ - g : down_gpus_ + g;
+    std::int64_t failed = 0;  // failed GPUs count once: in down_gpus_ while the node is down
+    for (const auto& x : gpus(ni)) failed += x.failed ? 1 : 0;
+    failed_up_ = up ? failed_up_ + failed : failed_up_ - failed;
     refresh(ni);
     cpu_tree_.set(n, up ? cpu_free_[n].value() : 0);
+  }
+
+  /// Marks GPU `gi` failed (`up == false`) or repaired. @pre when failing it, nothing is granted
+  /// on it (the ledger checks). A failed GPU reads as fully occupied; repair restores the idle
+  /// state of its sharing mode. Idempotent. O(GPUs of node + log n).
+  void set_gpu_available(gpu_index gi, bool up) noexcept {
+    auto& g = gpus_[gi.value()];
+    if (g.failed == !up) return;
+    g.failed = !up;
+    const int step = up ? -1 : 1;
+    failed_gpus_ += step;
+    if (down_[g.node.value()] == 0) failed_up_ += step;
+    if (!up) {
+      g.free = milli_gpu{0};
+      g.replicas_used = g.replicas;
+      if (g.mig_enabled) {
+        const auto slices = g.model.valid() ? catalog_[g.model].mig.memory_slices : 0;
+        g.mig_used = static_cast<mig_slot_mask>((1u << slices) - 1u);
+        g.mig_media_used = true;
+      }
+    } else {
+      g.free = g.replicated() ? milli_gpu{0} : whole_gpu_milli;
+      g.replicas_used = 0;
+      g.mig_used = 0;
+      g.mig_media_used = false;
+    }
+    refresh(g.node);
   }
 
   /// Validates a sharing mode and replica count (`has_gpus`: the node or GPU exists; `mig`: it is
@@ -532,6 +575,8 @@ class cluster {
   std::vector<std::uint8_t> down_;  // 1: out of service
   std::size_t down_count_ = 0;
   std::int64_t down_gpus_ = 0;
+  std::int64_t failed_gpus_ = 0;  // GPUs with `failed`
+  std::int64_t failed_up_ = 0;    // of those, on nodes in service
   std::unordered_map<node_id, node_index> position_;
   std::vector<node_index> mig_nodes_;
   // GPUs

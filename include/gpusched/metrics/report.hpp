@@ -83,6 +83,7 @@ inline std::vector<std::pair<std::string, double>> summary_rows(const sim_summar
           {"preemptions", static_cast<double>(s.preemptions)},
           {"resizes", static_cast<double>(s.resizes)},
           {"failures", static_cast<double>(s.failures)},
+          {"gpu_failures", static_cast<double>(s.gpu_failures)},
           {"lost_preemption_gpu_h", s.lost_preemption_gpu_hours},
           {"lost_failure_gpu_h", s.lost_failure_gpu_hours},
           {"checkpoint_overhead_gpu_h", s.checkpoint_overhead_gpu_hours},

@@ -134,8 +134,9 @@ struct sim_summary {
   /// Unlike `jain`, this measures fairness while tenants compete (needs tenant samples).
   double jain_over_time = 1;
   std::vector<tenant_summary> tenants;
-  std::uint64_t preemptions = 0, failures = 0;
-  std::uint64_t resizes = 0;  ///< elastic resize events (running jobs shrunk)
+  std::uint64_t preemptions = 0, failures = 0;  ///< failures: node failures
+  std::uint64_t gpu_failures = 0;               ///< single-GPU failures
+  std::uint64_t resizes = 0;                    ///< elastic resize events (running jobs shrunk)
   double lost_preemption_gpu_hours = 0, lost_failure_gpu_hours = 0;
   double checkpoint_overhead_gpu_hours = 0;
   std::uint64_t events = 0, cycles = 0;
@@ -153,6 +154,7 @@ inline sim_summary summarize(std::span<const job_record> records,
   s.events = totals.events;
   s.cycles = totals.cycles;
   s.failures = totals.failures;
+  s.gpu_failures = totals.gpu_failures;
   s.preemptions = totals.preemptions;
   s.resizes = totals.resizes;
   s.makespan_s = to_seconds(totals.end - totals.start);

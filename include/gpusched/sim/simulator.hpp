@@ -7,17 +7,22 @@
 /// `checkpoint_info`), preemption (a victim loses the work done since its last checkpoint and
 /// pays `restore_cost` when it restarts), node failure (exponential with mean time between
 /// failures per node; the jobs on the node lose the work since their checkpoint and are
-/// requeued; the node is out of service until a repair event after `repair_time`), elastic
+/// requeued; the node is out of service until a repair event after `repair_time`), GPU failure
+/// (the same per GPU, with its own `gpu_mtbf` and `gpu_repair_time`: only the jobs holding a
+/// grant on the failed GPU are interrupted, and the GPU, marked failed in the ledger, offers
+/// nothing until its repair while the rest of its node stays in service), elastic
 /// resize (a running elastic job shrunk by a preemption decision releases tasks, pauses its
 /// workers and continues at its new size), repair, and scheduling ticks. The simulator owns
 /// mutation: the pipeline commits admitted gangs and evictions into the ledger (so later jobs of a
 /// cycle see them); the simulator turns each decision into job state (start, preempt), releases
-/// completed jobs, and takes failed nodes out of service through the ledger.
+/// completed jobs, and takes failed nodes and GPUs out of service through the ledger. Failures
+/// can also be injected at given times (`inject_node_failure`, `inject_gpu_failure`).
 ///
 /// Determinism: for one seed, one input and one pipeline, the output is identical. Simultaneous
-/// events are handled in this order: completions, checkpoints, failures, repairs, arrivals,
-/// ticks; events of one kind at one time in the order they were scheduled (a sequence number).
-/// All events at one time are applied before the one scheduling cycle of that time.
+/// events are handled in this order: completions, checkpoints, node failures, GPU failures,
+/// node repairs, GPU repairs, arrivals, ticks; events of one kind at one time in the order they
+/// were scheduled (a sequence number). All events at one time are applied before the one scheduling
+/// cycle of that time.
 ///
 /// Progress model: a job of full-size work `W` (ms at its requested size) started with `k` of its
 /// `K` requested GPU-milli (elastic) progresses at rate `k/K`. Restoring (after any earlier
@@ -82,6 +87,13 @@ struct sim_config {
   /// node; the cluster-wide failure rate is `nodes / node_mtbf`.
   sim_duration node_mtbf{0};
   sim_duration repair_time = seconds(3600);
+  /// Mean time between failures of one GPU (0: no GPU failures). Failures hit a uniformly
+  /// drawn GPU (a GPU on a node out of service, or already failed, is not hit again); the
+  /// cluster-wide rate is `gpus / gpu_mtbf`. Drawn from their own random stream, so enabling
+  /// them leaves the node failure times of a seed unchanged.
+  sim_duration gpu_mtbf{0};
+  /// Time until a failed GPU is back in service.
+  sim_duration gpu_repair_time = seconds(3600);
   /// A preempted job saves its progress at once (graceful preemption, as Tiresias assumes);
   /// otherwise it keeps only its last periodic checkpoint.
   bool preemption_saves_progress = false;
@@ -161,7 +173,8 @@ struct sim_totals {
   double down_integral = 0;       ///< GPU-milli out of service integrated over time
   std::uint64_t events = 0;
   std::uint64_t cycles = 0;
-  std::uint64_t failures = 0;
+  std::uint64_t failures = 0;      ///< node failures
+  std::uint64_t gpu_failures = 0;  ///< GPU failures
   std::uint64_t preemptions = 0;
   std::uint64_t resizes = 0;  ///< elastic resize events (a running job shrunk)
 };
@@ -190,7 +203,8 @@ class simulator {
         pipe_(std::move(pipeline)),
         cfg_(cfg),
         rng_(cfg.seed),
-        fail_rng_(cfg.seed ^ 0x9E3779B97F4A7C15ull) {
+        fail_rng_(cfg.seed ^ 0x9E3779B97F4A7C15ull),
+        gpu_fail_rng_(cfg.seed ^ 0xD1B54A32D192ED03ull) {
     if (cfg_.cycle_interval <= sim_duration{0} && cfg_.trigger == cycle_trigger::interval) {
       throw invalid_value_error(error_id::invalid_value, "sim_config", "cycle_interval",
                                 std::to_string(cfg_.cycle_interval.count()), "must be positive");
@@ -199,6 +213,12 @@ class simulator {
         cfg_.sample_interval < sim_duration{0}) {
       throw invalid_value_error(error_id::invalid_value, "sim_config", "node_mtbf/repair_time",
                                 std::to_string(cfg_.node_mtbf.count()), "must not be negative");
+    }
+    if (cfg_.gpu_mtbf < sim_duration{0} || cfg_.gpu_repair_time < sim_duration{0}) {
+      throw invalid_value_error(
+          error_id::invalid_value, "sim_config", "gpu_mtbf/gpu_repair_time",
+          std::to_string(std::min(cfg_.gpu_mtbf, cfg_.gpu_repair_time).count()) + "ms",
+          "must not be negative");
     }
     if (cfg_.shrink_pause && *cfg_.shrink_pause < sim_duration{0}) {
       throw invalid_value_error(error_id::invalid_value, "sim_config", "shrink_pause",
@@ -209,6 +229,27 @@ class simulator {
   }
 
   void set_observer(observer o) { observer_ = std::move(o); }
+  /// Schedules a failure of node `n` at time `t`, in addition to random ones (call before
+  /// `run`). It is handled like a random node failure (skipped if the node is already out of
+  /// service) and repaired after `repair_time`. @throws invalid_value_error if `n` is not a
+  /// node position. O(log events).
+  void inject_node_failure(node_index n, sim_time t) {
+    if (n.value() >= book_.state().node_count()) {
+      throw invalid_value_error(error_id::unknown_id, "simulator", "node",
+                                std::to_string(n.value()), "no such node position");
+    }
+    push(t, ev_failure, n.value(), injected);
+  }
+  /// Schedules a failure of GPU `g` at time `t` (call before `run`); handled like a random GPU
+  /// failure and repaired after `gpu_repair_time`. @throws invalid_value_error if `g` is not a
+  /// GPU index. O(log events).
+  void inject_gpu_failure(gpu_index g, sim_time t) {
+    if (g.value() >= book_.state().gpu_count()) {
+      throw invalid_value_error(error_id::unknown_id, "simulator", "gpu", std::to_string(g.value()),
+                                "no such GPU index");
+    }
+    push(t, ev_gpu_failure, g.value(), injected);
+  }
   /// Keeps `r` up to date with attained service, for orderings and preemption policies that
   /// read it (`las_ordering`, `gittins_ordering`, `srtf_ordering`, `las_preemption`; give
   /// them the same record): when a job stops running (preempted, failed) it is credited
@@ -237,8 +278,19 @@ class simulator {
     if (cfg_.node_mtbf > sim_duration{0} && book_.state().node_count() > 0 && !events_.empty()) {
       schedule_failure(events_.top().t);
     }
+    if (cfg_.gpu_mtbf > sim_duration{0} && book_.state().gpu_count() > 0 && !events_.empty()) {
+      schedule_gpu_failure(events_.top().t);
+    }
     bool first = true;
     while (!events_.empty()) {
+      // A random failure drawn before the last job finished, due after it: dropped, so that it
+      // does not stretch the run (injected failures are kept).
+      if (const event& top = events_.top();
+          (top.kind == ev_failure || top.kind == ev_gpu_failure) && top.epoch != injected &&
+          !work_remains()) {
+        events_.pop();
+        continue;
+      }
       const sim_time t = events_.top().t;
       if (first) {
         totals_.start = t;
@@ -286,15 +338,19 @@ class simulator {
     ev_completion = 0,
     ev_checkpoint = 1,
     ev_failure = 2,
-    ev_repair = 3,
-    ev_arrival = 4,
-    ev_tick = 5,
+    ev_gpu_failure = 3,
+    ev_repair = 4,
+    ev_gpu_repair = 5,
+    ev_arrival = 6,
+    ev_tick = 7,
   };
+  /// `event::epoch` of an injected failure (it does not draw the next random one).
+  static constexpr std::uint32_t injected = 1;
   struct event {
     sim_time t;
     std::uint8_t kind;
     std::uint64_t seq;
-    std::uint32_t job;    // state index, or node position for failure/repair
+    std::uint32_t job;    // state index, node position or GPU index for failure/repair
     std::uint32_t epoch;  // job's epoch when scheduled (stale events are ignored)
   };
   struct later {
@@ -471,7 +527,9 @@ class simulator {
         const node_index n{e.job};
         // Failures go on while jobs arrive or run; once only pending jobs remain, repairs
         // (already scheduled) are what can still let them run, and the run ends.
-        if (source_ != nullptr || !book_.running().empty()) schedule_failure(now_);
+        if (e.epoch != injected && (source_ != nullptr || !book_.running().empty())) {
+          schedule_failure(now_);
+        }
         if (!book_.state().available(n)) return false;
         ++totals_.failures;
         for (const job_id id : book_.jobs_on(n)) {
@@ -485,6 +543,25 @@ class simulator {
       }
       case ev_repair:
         book_.set_available(node_index{e.job}, true);
+        return cfg_.trigger == cycle_trigger::on_event;
+      case ev_gpu_failure: {
+        const gpu_index g{e.job};
+        if (e.epoch != injected && (source_ != nullptr || !book_.running().empty())) {
+          schedule_gpu_failure(now_);
+        }
+        const cluster& c = book_.state();
+        if (!c.gpu_available(g) || !c.available(c.gpu(g).node)) return false;
+        ++totals_.gpu_failures;
+        for (const job_id id : book_.jobs_on_gpu(g)) {
+          interrupt(index_.at(id), /*failure=*/true);
+          release(id);
+        }
+        book_.set_gpu_available(g, false);
+        push(now_ + cfg_.gpu_repair_time, ev_gpu_repair, g.value(), 0);
+        return cfg_.trigger == cycle_trigger::on_event;
+      }
+      case ev_gpu_repair:
+        book_.set_gpu_available(gpu_index{e.job}, true);
         return cfg_.trigger == cycle_trigger::on_event;
       case ev_tick:
         if (work_remains() || !pending_.empty()) {
@@ -509,6 +586,15 @@ class simulator {
     const auto dt = static_cast<std::int64_t>(-mean * std::log(1.0 - u)) + 1;
     const auto n = static_cast<std::uint32_t>(uniform_index(fail_rng_, book_.state().node_count()));
     push(from + sim_duration{dt}, ev_failure, n, 0);
+  }
+
+  void schedule_gpu_failure(sim_time from) {
+    const auto gpus = book_.state().gpu_count();
+    const double mean = static_cast<double>(cfg_.gpu_mtbf.count()) / static_cast<double>(gpus);
+    const double u = static_cast<double>(gpu_fail_rng_() >> 11) * 0x1.0p-53;
+    const auto dt = static_cast<std::int64_t>(-mean * std::log(1.0 - u)) + 1;
+    const auto g = static_cast<std::uint32_t>(uniform_index(gpu_fail_rng_, gpus));
+    push(from + sim_duration{dt}, ev_gpu_failure, g, 0);
   }
 
   /// Progress of running job `i` at `now_` (ms of full-size work).
@@ -718,7 +804,7 @@ class simulator {
   ledger book_;
   P pipe_;
   sim_config cfg_;
-  random_engine rng_, fail_rng_;
+  random_engine rng_, fail_rng_, gpu_fail_rng_;
   observer observer_;
   std::shared_ptr<service_record> service_;
   std::shared_ptr<placement_memory> memory_;

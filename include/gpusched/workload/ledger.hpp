@@ -125,6 +125,42 @@ class ledger {
     cluster_.set_available(n, up);
   }
 
+  /// The running jobs holding a grant (share, MIG slots or replica) on GPU `g`, in `running()`
+  /// order. O(running tasks x grants).
+  [[nodiscard]] std::vector<job_id> jobs_on_gpu(gpu_index g) const {
+    std::vector<job_id> out;
+    for (const auto& r : running_) {
+      const bool holds = std::any_of(r.tasks.begin(), r.tasks.end(), [&](const auto& t) {
+        return std::any_of(t.gpus.begin(), t.gpus.end(),
+                           [&](const auto& gr) { return gr.gpu == g; });
+      });
+      if (holds) out.push_back(r.spec.id);
+    }
+    return out;
+  }
+
+  /// Marks GPU `g` failed (`up == false`) or repaired (`true`), independently of its node's
+  /// availability. A failed GPU offers nothing (see `gpu_state::failed`) and counts in
+  /// `cluster::unavailable_gpus`. Idempotent. @throws invalid_value_error (unknown_id) if `g`
+  /// is not a GPU index, (inconsistent) if failing it while a running job holds a grant on it
+  /// (release those jobs first); the ledger is unchanged then. O(running tasks) when failing,
+  /// O(GPUs of node + log n) else.
+  void set_gpu_available(gpu_index g, bool up) {
+    GPUSCHED_EXPECTS(!tx_open_);
+    if (g.value() >= cluster_.gpu_count()) {
+      throw invalid_value_error(error_id::unknown_id, "ledger", "gpu", std::to_string(g.value()),
+                                "no such GPU index");
+    }
+    if (!up) {
+      if (const auto held = jobs_on_gpu(g); !held.empty()) {
+        throw invalid_value_error(
+            error_id::inconsistent, "ledger", "gpu", std::to_string(g.value()),
+            "job " + std::to_string(held.front().value()) + " still holds it; release it first");
+      }
+    }
+    cluster_.set_gpu_available(g, up);
+  }
+
   /// Switches GPU `gpu` (0-based on node `n`) to sharing `mode` with `replicas` replicas (0 for
   /// `exclusive`); see `gpu_sharing`. Allowed only on an idle GPU: nothing granted on it (no
   /// share, no replica). @throws invalid_value_error naming the field: (unknown_id) `n` not a
@@ -149,6 +185,11 @@ class ledger {
       throw invalid_value_error(error_id::inconsistent, where, "sharing",
                                 std::string(to_string(mode)),
                                 "the GPU is in MIG mode; its sharing mode cannot change");
+    }
+    if (g.failed) {
+      throw invalid_value_error(error_id::inconsistent, where, "sharing",
+                                std::string(to_string(mode)),
+                                "the GPU has failed; its sharing mode changes after repair");
     }
     cluster::check_sharing(where, mode, replicas, true, false);
     const bool busy = g.replicated() ? g.replicas_used != 0 : g.free != whole_gpu_milli;
