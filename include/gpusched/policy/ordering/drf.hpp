@@ -210,11 +210,13 @@ struct drf_options {
   std::shared_ptr<const decayed_usage> history;
   /// Keep each tenant's usage across cycles, updated in O(D + log T) by `on_admitted` and
   /// `on_released` (which the pipeline calls), instead of summing the running jobs in every
-  /// `order`. The state mirrors one ledger; it is rebuilt from it when `order` sees another
-  /// ledger or a different number of running jobs, so every change of the ledger must be
-  /// reported (use `pipeline::release`, not `ledger::release`). Sums are exact, hence equal to
-  /// the from-scratch ones, when allocations are whole units (GPUs, milli-GPUs, CPU, memory);
-  /// MIG fractions may differ in the last bit. Ignored with `history`.
+  /// `order`. The state mirrors one ledger at one `ledger::version()`; a hook accepts the one
+  /// version bump of the change it reports, and `order` rebuilds the state from the ledger when
+  /// it sees another ledger or a version not accounted for (a change made behind its back,
+  /// e.g. `ledger::release` instead of `pipeline::release`: correct, but not incremental; a
+  /// ledger assigned over the mirrored one with an equal version is not detected). Sums are
+  /// exact, hence equal to the from-scratch ones, when allocations are whole units (GPUs,
+  /// milli-GPUs, CPU, memory); MIG fractions may differ in the last bit. Ignored with `history`.
   bool incremental = false;
 };
 
@@ -256,15 +258,29 @@ class drf_ordering {
   /// before the first `order` on this ledger (which builds the state from the ledger).
   void on_admitted(const schedule_context& ctx, const job_spec& j,
                    std::span<const task_allocation> grant) {
+    if (!tracking(ctx)) return;
+    if (!inc_synced(ctx.book())) {
+      // the commit that started `j` bumped the version once; anything else is a change that
+      // was not reported: drop the state (the next `order` rebuilds it from the ledger)
+      if (inc_expect_ || ctx.book().version() != inc_version_ + 1) {
+        inc_book_ = nullptr;
+        return;
+      }
+      inc_version_ = ctx.book().version();
+    }
     track(ctx, j, grant, 1.0);
-    if (opts_.incremental && inc_book_ == &ctx.book()) ++inc_jobs_;
   }
   /// @brief Incremental hook: `j` is about to give back `grant` (release, eviction, or the old
   /// size of a shrink). O(grant x D + log T).
   void on_released(const schedule_context& ctx, const job_spec& j,
                    std::span<const task_allocation> grant) {
+    if (!tracking(ctx)) return;
+    if (!inc_synced(ctx.book())) {  // a change was not reported: rebuild at the next order
+      inc_book_ = nullptr;
+      return;
+    }
     track(ctx, j, grant, -1.0);
-    if (opts_.incremental && inc_book_ == &ctx.book() && inc_jobs_ > 0) --inc_jobs_;
+    inc_expect_ = true;  // the release (or commit) that follows bumps the version once
   }
   /// Calls of `order` that read the tracked usage instead of summing the ledger's running jobs.
   [[nodiscard]] std::size_t incremental_cycles() const noexcept { return inc_cycles_; }
@@ -529,8 +545,7 @@ class drf_ordering {
     for (std::uint32_t i = 0; i < tree_.size(); ++i) {
       nodes_.push_back({tree_.parent(i), tree_[i].weight, tree_[i].id.value(), tree_[i].id});
     }
-    inc_live_ = opts_.incremental && !opts_.history && inc_book_ == &ctx.book() &&
-                inc_jobs_ == ctx.book().running().size() &&
+    inc_live_ = tracking(ctx) && inc_synced(ctx.book()) &&
                 inc_basis_.capacity().size() == basis_.capacity().size();
     if (inc_live_) {
       ++inc_cycles_;
@@ -575,7 +590,8 @@ class drf_ordering {
   // ---- incremental state ----
   void reset_tracking(const schedule_context& ctx) {
     inc_book_ = &ctx.book();
-    inc_jobs_ = ctx.book().running().size();
+    inc_version_ = ctx.book().version();
+    inc_expect_ = false;
     inc_basis_ = basis_;
     inc_slot_.clear();
     inc_tenant_.clear();
@@ -608,9 +624,23 @@ class drf_ordering {
                                     tracked_weight(inc_tenant_[s]));
     inc_order_.insert({inc_key_[s], tie});
   }
+  /// Whether the hooks update a tracked state of `ctx`'s ledger.
+  [[nodiscard]] bool tracking(const schedule_context& ctx) const noexcept {
+    return opts_.incremental && !opts_.history && inc_book_ == &ctx.book();
+  }
+  /// Whether the tracked state mirrors `book`: its version is the one last accounted for, or
+  /// one more when a reported release (`on_released`) was pending. Accepts the pending bump.
+  bool inc_synced(const ledger& book) noexcept {
+    if (inc_book_ != &book) return false;
+    const auto v = book.version();
+    if (inc_expect_ && v == inc_version_ + 1) {
+      inc_version_ = v;
+      inc_expect_ = false;
+    }
+    return v == inc_version_;
+  }
   void track(const schedule_context& ctx, const job_spec& j, std::span<const task_allocation> grant,
              double sign) {
-    if (!opts_.incremental || opts_.history || inc_book_ != &ctx.book()) return;
     const auto s = track_slot(j.tenant);
     for (const auto& t : grant) inc_basis_.add_allocation(inc_usage_[s], ctx.state(), t, sign);
     rekey(s);
@@ -792,7 +822,8 @@ class drf_ordering {
   std::vector<std::pair<std::int64_t, std::uint32_t>> wide_;
   // incremental state (drf_options::incremental)
   const ledger* inc_book_ = nullptr;  // the ledger mirrored (null: not built)
-  std::size_t inc_jobs_ = 0;          // running jobs accounted for
+  std::uint64_t inc_version_ = 0;     // the ledger version the state reflects
+  bool inc_expect_ = false;           // a reported release is pending: one more bump expected
   bool inc_live_ = false;             // this cycle reads the tracked usage
   std::size_t inc_cycles_ = 0;
   resource_basis inc_basis_;
