@@ -76,6 +76,12 @@ class ledger {
     return it == index_.end() ? nullptr : &running_[it->second];
   }
   [[nodiscard]] bool is_running(job_id id) const noexcept { return index_.contains(id); }
+  /// @brief A generation counter: bumped by one by every committed mutation (`release`,
+  /// `set_available`, `configure_sharing`, a transaction `commit` that placed, evicted or
+  /// shrunk anything); unchanged by queries, by a rolled-back transaction and by an empty
+  /// commit. Lets a policy that mirrors the ledger (an incremental ordering) tell whether the
+  /// ledger changed since it last looked. Copies keep the version. O(1).
+  [[nodiscard]] std::uint64_t version() const noexcept { return version_; }
 
   /// Returns every resource `id` holds and forgets the job. O(tasks of the job + log nodes).
   /// @throws invalid_value_error (unknown_id) if `id` is not running; nothing changes then.
@@ -88,6 +94,7 @@ class ledger {
     }
     for (const auto& t : running_[it->second].tasks) cluster_.apply(t, -1);
     erase_running(it->second);
+    ++version_;
   }
 
   /// The running jobs holding anything on node `n`, in `running()` order. O(running tasks).
@@ -123,6 +130,7 @@ class ledger {
       }
     }
     cluster_.set_available(n, up);
+    ++version_;
   }
 
   /// The running jobs holding a grant (share, MIG slots or replica) on GPU `g`, in `running()`
@@ -206,6 +214,7 @@ class ledger {
     cluster_.set_sharing(
         gpu_index{cluster_.first_gpu(n).value() + static_cast<gpu_index::rep>(gpu)}, mode,
         replicas);
+    ++version_;
   }
 
   /// Opens a transaction. @pre no other transaction of this ledger is open.
@@ -241,6 +250,7 @@ class ledger {
   std::vector<job_id> tx_evicted_;
   std::vector<shrink_order> tx_shrunk_;
   bool tx_open_ = false;
+  std::uint64_t version_ = 0;  // see version()
 };
 
 /// @brief Tentative changes to a ledger: evictions and placements, applied to the cluster at
@@ -380,6 +390,7 @@ class ledger::transaction {
   /// `spec` started at `start`. @pre `spec.id` is not running (unless it is among the evicted).
   void commit(job_spec spec, sim_time start) {
     GPUSCHED_EXPECTS(l_ != nullptr);
+    bump_if_changed();
     finish_evictions();
     GPUSCHED_EXPECTS(!l_->is_running(spec.id));
     if (!l_->tx_placed_.empty()) {
@@ -392,6 +403,7 @@ class ledger::transaction {
   /// Makes evictions and shrinks final. @pre nothing was placed.
   void commit() {
     GPUSCHED_EXPECTS(l_ != nullptr && l_->tx_placed_.empty());
+    bump_if_changed();
     finish_evictions();
     close();
   }
@@ -399,6 +411,10 @@ class ledger::transaction {
  private:
   friend class ledger;
   explicit transaction(ledger& l) noexcept : l_(&l) {}
+  void bump_if_changed() noexcept {
+    if (!l_->tx_placed_.empty() || !l_->tx_evicted_.empty() || !l_->tx_shrunk_.empty())
+      ++l_->version_;
+  }
   void finish_evictions() {
     for (const auto& s : l_->tx_shrunk_) {
       auto& tasks = l_->running_[l_->index_.at(s.job)].tasks;

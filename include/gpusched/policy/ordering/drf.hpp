@@ -69,32 +69,58 @@ namespace detail {
   const auto t = static_cast<std::int64_t>(x);
   return t + (x - static_cast<double>(t) >= 0.5 ? 1 : 0);
 }
-/// LSD radix sort of `v` (11-bit digits) on its low `bits` bits; the higher bits must be zero.
-/// `spare` is a reusable buffer. Digits that are equal in every element are skipped.
-/// O(n x ceil(bits / 11) + 2^11 x passes).
-inline void radix_sort(std::vector<std::uint64_t>& v, std::vector<std::uint64_t>& spare, int bits) {
-  constexpr int digit = 11;
-  constexpr std::size_t radix = std::size_t{1} << digit;
-  const int passes = (bits + digit - 1) / digit;
-  if (passes == 0 || v.size() < 2) return;
-  std::vector<std::array<std::uint32_t, radix>> count(static_cast<std::size_t>(passes));
-  for (auto& c : count) c.fill(0);
+inline constexpr int radix_digit = 11;  ///< bits per digit of `radix_sort`
+/// `radix_sort` with a fixed number of passes (so the counting loop unrolls).
+template <int Passes>
+inline void radix_sort_passes(std::vector<std::uint64_t>& v, std::vector<std::uint64_t>& spare,
+                              int shift) {
+  constexpr std::size_t radix = std::size_t{1} << radix_digit;
+  std::array<std::array<std::uint32_t, radix>, static_cast<std::size_t>(Passes)>
+      count{};  // counts of each pass
   for (const auto x : v) {
-    for (int d = 0; d < passes; ++d)
-      ++count[static_cast<std::size_t>(d)][(x >> (d * digit)) & (radix - 1)];
+    const auto y = x >> shift;
+    for (int d = 0; d < Passes; ++d)
+      ++count[static_cast<std::size_t>(d)][(y >> (d * radix_digit)) & (radix - 1)];
   }
   spare.resize(v.size());
-  for (int d = 0; d < passes; ++d) {
+  for (int d = 0; d < Passes; ++d) {
     auto& c = count[static_cast<std::size_t>(d)];
-    if (c[(v.front() >> (d * digit)) & (radix - 1)] == v.size()) continue;  // one digit value
+    const int at = shift + d * radix_digit;
+    if (c[(v.front() >> at) & (radix - 1)] == v.size()) continue;  // one digit value
     std::uint32_t sum = 0;
     for (auto& slot : c) {
       const auto k = slot;
       slot = sum;
       sum += k;
     }
-    for (const auto x : v) spare[c[(x >> (d * digit)) & (radix - 1)]++] = x;
+    for (const auto x : v) spare[c[(x >> at) & (radix - 1)]++] = x;
     v.swap(spare);
+  }
+}
+/// Stable LSD radix sort of `v` (11-bit digits) on bits [`shift`, `shift + bits`) of its
+/// elements; bits at and above `shift + bits` must be zero. Elements equal on those bits keep
+/// their input order (so low bits below `shift`, e.g. a position, need no pass of their own
+/// when the input is already in that order). `spare` is a reusable buffer. Digits that are equal
+/// in every element are skipped. O(n x ceil(bits / 11) + 2^11 x passes).
+/// @pre `0 <= shift`, `shift + bits <= 64`.
+inline void radix_sort(std::vector<std::uint64_t>& v, std::vector<std::uint64_t>& spare, int bits,
+                       int shift = 0) {
+  if (v.size() < 2) return;
+  switch ((bits + radix_digit - 1) / radix_digit) {
+    case 0:
+      return;
+    case 1:
+      return radix_sort_passes<1>(v, spare, shift);
+    case 2:
+      return radix_sort_passes<2>(v, spare, shift);
+    case 3:
+      return radix_sort_passes<3>(v, spare, shift);
+    case 4:
+      return radix_sort_passes<4>(v, spare, shift);
+    case 5:
+      return radix_sort_passes<5>(v, spare, shift);
+    default:
+      return radix_sort_passes<6>(v, spare, shift);
   }
 }
 }  // namespace detail
@@ -184,11 +210,13 @@ struct drf_options {
   std::shared_ptr<const decayed_usage> history;
   /// Keep each tenant's usage across cycles, updated in O(D + log T) by `on_admitted` and
   /// `on_released` (which the pipeline calls), instead of summing the running jobs in every
-  /// `order`. The state mirrors one ledger; it is rebuilt from it when `order` sees another
-  /// ledger or a different number of running jobs, so every change of the ledger must be
-  /// reported (use `pipeline::release`, not `ledger::release`). Sums are exact, hence equal to
-  /// the from-scratch ones, when allocations are whole units (GPUs, milli-GPUs, CPU, memory);
-  /// MIG fractions may differ in the last bit. Ignored with `history`.
+  /// `order`. The state mirrors one ledger at one `ledger::version()`; a hook accepts the one
+  /// version bump of the change it reports, and `order` rebuilds the state from the ledger when
+  /// it sees another ledger or a version not accounted for (a change made behind its back,
+  /// e.g. `ledger::release` instead of `pipeline::release`: correct, but not incremental; a
+  /// ledger assigned over the mirrored one with an equal version is not detected). Sums are
+  /// exact, hence equal to the from-scratch ones, when allocations are whole units (GPUs,
+  /// milli-GPUs, CPU, memory); MIG fractions may differ in the last bit. Ignored with `history`.
   bool incremental = false;
 };
 
@@ -230,15 +258,29 @@ class drf_ordering {
   /// before the first `order` on this ledger (which builds the state from the ledger).
   void on_admitted(const schedule_context& ctx, const job_spec& j,
                    std::span<const task_allocation> grant) {
+    if (!tracking(ctx)) return;
+    if (!inc_synced(ctx.book())) {
+      // the commit that started `j` bumped the version once; anything else is a change that
+      // was not reported: drop the state (the next `order` rebuilds it from the ledger)
+      if (inc_expect_ || ctx.book().version() != inc_version_ + 1) {
+        inc_book_ = nullptr;
+        return;
+      }
+      inc_version_ = ctx.book().version();
+    }
     track(ctx, j, grant, 1.0);
-    if (opts_.incremental && inc_book_ == &ctx.book()) ++inc_jobs_;
   }
   /// @brief Incremental hook: `j` is about to give back `grant` (release, eviction, or the old
   /// size of a shrink). O(grant x D + log T).
   void on_released(const schedule_context& ctx, const job_spec& j,
                    std::span<const task_allocation> grant) {
+    if (!tracking(ctx)) return;
+    if (!inc_synced(ctx.book())) {  // a change was not reported: rebuild at the next order
+      inc_book_ = nullptr;
+      return;
+    }
     track(ctx, j, grant, -1.0);
-    if (opts_.incremental && inc_book_ == &ctx.book() && inc_jobs_ > 0) --inc_jobs_;
+    inc_expect_ = true;  // the release (or commit) that follows bumps the version once
   }
   /// Calls of `order` that read the tracked usage instead of summing the ledger's running jobs.
   [[nodiscard]] std::size_t incremental_cycles() const noexcept { return inc_cycles_; }
@@ -270,91 +312,117 @@ class drf_ordering {
   void order_flat(const schedule_context& ctx, std::span<const job_spec*> jobs) {
     begin_cycle(ctx);
     const auto D = static_cast<Eigen::Index>(basis_.size());
+    const auto uD = static_cast<std::size_t>(D);
     const std::size_t n = jobs.size();
-    pending_.clear();
+    const bool progressive = opts_.progressive;
+    // one sequential pass over the jobs, in input order (the jobs are usually contiguous in
+    // memory in that order): queue node, FIFO keys, and the demand in column i of `demand_`
+    pending_.resize(n);
+    if (progressive) demand_.resize(D, static_cast<Eigen::Index>(n));
     for (std::size_t i = 0; i < n; ++i) {
       const job_spec* j = jobs[i];
-      pending_.push_back(
-          {queue_node(j->tenant), j->id.value(), 0, j->submit.time_since_epoch().count(), j});
+      const auto v = j->tenant.value();  // queue_node, its fast path inline
+      std::uint32_t k = v < direct_.size() ? direct_[v] : none;
+      if (k == none) k = new_queue_node(j->tenant);
+      pending_[i] = {k, j->id.value(), static_cast<std::uint32_t>(i),
+                     j->submit.time_since_epoch().count(), j};
+      if (progressive) {
+        auto c = demand_.col(static_cast<Eigen::Index>(i));
+        c.setZero();
+        basis_.add_demand(c, *j);
+      }
     }
     const auto N = static_cast<std::uint32_t>(nodes_.size());
     load_usage(ctx, N);
     // tenants with pending jobs, by tie-break (tenant id): their queues are laid out in this
-    // order, so the position of a job in `sorted_` orders (tenant id, queue position)
+    // order, so the position of a job in the queues orders (tenant id, queue position)
     end_.assign(N, 0);
     for (const auto& e : pending_) ++end_[e.node];
-    live_.clear();
-    for (std::uint32_t k = 0; k < N; ++k) {
-      if (end_[k] > 0) live_.push_back(k);
-    }
     by_tie_.clear();
-    for (const auto k : live_) by_tie_.push_back((std::uint64_t{nodes_[k].tie} << 32) | k);
-    std::sort(by_tie_.begin(), by_tie_.end());
-    for (std::size_t i = 0; i < live_.size(); ++i) {
-      live_[i] = static_cast<std::uint32_t>(by_tie_[i]);
+    bool in_order = true;
+    for (std::uint32_t k = 0; k < N; ++k) {
+      if (end_[k] == 0) continue;
+      const std::uint64_t x = (std::uint64_t{nodes_[k].tie} << 32) | k;
+      if (!by_tie_.empty() && x < by_tie_.back()) in_order = false;
+      by_tie_.push_back(x);
     }
+    if (!in_order) std::sort(by_tie_.begin(), by_tie_.end());
+    live_.resize(by_tie_.size());
     head_.assign(N, 0);
     std::uint32_t at = 0;
-    for (const auto k : live_) {
+    for (std::size_t i = 0; i < live_.size(); ++i) {
+      const auto k = static_cast<std::uint32_t>(by_tie_[i]);
+      live_[i] = k;
       head_[k] = at;
       at += end_[k];
       end_[k] = head_[k];
     }
-    sorted_.resize(n);
-    if (opts_.progressive) demand_.setZero(D, static_cast<Eigen::Index>(n));
-    for (auto& e : pending_) {
-      const std::uint32_t p = end_[e.node]++;
-      e.index = p;
-      sorted_[p] = e;
-      if (opts_.progressive) basis_.add_demand(demand_.col(static_cast<Eigen::Index>(p)), *e.job);
-    }
+    // scatter compact FIFO records (16 bytes) into queue order, then FIFO inside each queue
+    queue_.resize(n);
+    for (const auto& e : pending_) queue_[end_[e.node]++] = {e.submit, e.id, e.index};
     for (const auto k : live_) {
       if (end_[k] - head_[k] > 1) {
-        std::sort(sorted_.begin() + head_[k], sorted_.begin() + end_[k], fifo_less);
+        std::sort(queue_.begin() + head_[k], queue_.begin() + end_[k],
+                  [](const fifo_rec& x, const fifo_rec& y) {
+                    if (x.submit != y.submit) return x.submit < y.submit;
+                    return x.id < y.id;
+                  });
       }
     }
-    // each tenant's keys along its queue: the share it has when its next job is picked
-    share_.resize(n);
-    dim_.resize(n);
+    // each tenant's keys along its queue: the share it has when its next job is picked (its
+    // usage plus the demands of the jobs before it in its queue)
+    flat_.resize(n);
     packed_.resize(n);
     std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = 0;
-    const auto& inv = basis_.inverse_capacity();
+    const double* inv = basis_.inverse_capacity().data();
+    const double* dem = demand_.data();
+    constexpr std::uint32_t ahead = 8;  // prefetch distance (demand columns are read randomly)
     for (const auto k : live_) {
       scratch_ = usage_.col(k);
+      double* u = scratch_.data();
       const double w = nodes_[k].weight;
       for (std::uint32_t p = head_[k]; p < end_[k]; ++p) {
+        if (progressive && p + ahead < n) prefetch(dem + uD * queue_[p + ahead].index);
         double best = 0;
         int dim = -1;
         for (Eigen::Index d = 0; d < D; ++d) {
-          const double v = scratch_[d] * inv[d];
+          const double v = u[d] * inv[d];
           if (d == 0 || v > best) {
             best = v;
             dim = static_cast<int>(d);
           }
         }
         if (!(best > 0)) dim = -1;
-        share_[p] = best;
-        dim_[p] = dim;
+        flat_[p] = {best, queue_[p].index, k, dim};
         const std::int64_t key = detail::share_key(best / w);
         packed_[p] = static_cast<std::uint64_t>(key);
         lo = std::min(lo, key);
         hi = std::max(hi, key);
-        if (opts_.progressive) scratch_ += demand_.col(sorted_[p].index);
+        if (progressive && p + 1 < end_[k]) {
+          const double* c = dem + uD * queue_[p].index;
+          for (Eigen::Index d = 0; d < D; ++d) u[d] += c[d];
+        }
       }
     }
-    // sort (key, position): packed into 64 bits and radix sorted when it fits
-    picks_.clear();
-    if (n == 0) return;
+    // sort (key, position): packed into 64 bits and radix sorted on the key bits only when it
+    // fits (the radix sort is stable and `packed_` is in position order)
+    if (n == 0) {
+      picks_.clear();
+      return;
+    }
+    picks_.resize(n);
     const int pbits = static_cast<int>(std::bit_width(n - 1));
     const int kbits = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(hi - lo)));
     if (kbits + pbits <= 64) {
       for (std::uint32_t p = 0; p < n; ++p) {
         packed_[p] = ((packed_[p] - static_cast<std::uint64_t>(lo)) << pbits) | p;
       }
-      detail::radix_sort(packed_, spare_, kbits + pbits);
+      detail::radix_sort(packed_, spare_, kbits, pbits);
       const std::uint64_t mask = (std::uint64_t{1} << pbits) - 1;
-      for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t i = 0; i < n; ++i) {
+        if (i + ahead < n) prefetch(&flat_[packed_[i + ahead] & mask]);
         emit(jobs, i, static_cast<std::uint32_t>(packed_[i] & mask));
+      }
     } else {
       wide_.resize(n);
       for (std::uint32_t p = 0; p < n; ++p) wide_[p] = {static_cast<std::int64_t>(packed_[p]), p};
@@ -448,6 +516,19 @@ class drf_ordering {
     const job_spec* job;
   };
 
+  // flat path: a FIFO record in queue order, and the state at a job's turn
+  struct fifo_rec {
+    sim_duration::rep submit;
+    std::uint32_t id;
+    std::uint32_t index;  // position in the input (column of demand_, entry of pending_)
+  };
+  struct flat_pick {
+    double share;  // unweighted dominant share at the job's turn
+    std::uint32_t index;
+    std::uint32_t node;
+    int dim;
+  };
+
   static bool fifo_less(const entry& a, const entry& b) noexcept {
     if (a.submit != b.submit) return a.submit < b.submit;
     return a.id < b.id;
@@ -464,8 +545,7 @@ class drf_ordering {
     for (std::uint32_t i = 0; i < tree_.size(); ++i) {
       nodes_.push_back({tree_.parent(i), tree_[i].weight, tree_[i].id.value(), tree_[i].id});
     }
-    inc_live_ = opts_.incremental && !opts_.history && inc_book_ == &ctx.book() &&
-                inc_jobs_ == ctx.book().running().size() &&
+    inc_live_ = tracking(ctx) && inc_synced(ctx.book()) &&
                 inc_basis_.capacity().size() == basis_.capacity().size();
     if (inc_live_) {
       ++inc_cycles_;
@@ -510,7 +590,8 @@ class drf_ordering {
   // ---- incremental state ----
   void reset_tracking(const schedule_context& ctx) {
     inc_book_ = &ctx.book();
-    inc_jobs_ = ctx.book().running().size();
+    inc_version_ = ctx.book().version();
+    inc_expect_ = false;
     inc_basis_ = basis_;
     inc_slot_.clear();
     inc_tenant_.clear();
@@ -543,20 +624,44 @@ class drf_ordering {
                                     tracked_weight(inc_tenant_[s]));
     inc_order_.insert({inc_key_[s], tie});
   }
+  /// Whether the hooks update a tracked state of `ctx`'s ledger.
+  [[nodiscard]] bool tracking(const schedule_context& ctx) const noexcept {
+    return opts_.incremental && !opts_.history && inc_book_ == &ctx.book();
+  }
+  /// Whether the tracked state mirrors `book`: its version is the one last accounted for, or
+  /// one more when a reported release (`on_released`) was pending. Accepts the pending bump.
+  bool inc_synced(const ledger& book) noexcept {
+    if (inc_book_ != &book) return false;
+    const auto v = book.version();
+    if (inc_expect_ && v == inc_version_ + 1) {
+      inc_version_ = v;
+      inc_expect_ = false;
+    }
+    return v == inc_version_;
+  }
   void track(const schedule_context& ctx, const job_spec& j, std::span<const task_allocation> grant,
              double sign) {
-    if (!opts_.incremental || opts_.history || inc_book_ != &ctx.book()) return;
     const auto s = track_slot(j.tenant);
     for (const auto& t : grant) inc_basis_.add_allocation(inc_usage_[s], ctx.state(), t, sign);
     rekey(s);
   }
 
   /// Writes the job at flat position `p` as the `i`-th of the order, with its pick.
+  /// @pre `picks_.size() > i`.
   void emit(std::span<const job_spec*> jobs, std::size_t i, std::uint32_t p) {
-    const entry& e = sorted_[p];
+    const flat_pick& f = flat_[p];
+    const entry& e = pending_[f.index];
     jobs[i] = e.job;
-    const node& nd = nodes_[e.node];
-    picks_.push_back({job_id{e.id}, nd.tenant, share_[p], share_[p] / nd.weight, dim_[p]});
+    const node& nd = nodes_[f.node];
+    picks_[i] = {job_id{e.id}, nd.tenant, f.share, f.share / nd.weight, f.dim};
+  }
+  /// A read hint (no effect on results).
+  static void prefetch(const void* p) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p);
+#else
+    (void)p;
+#endif
   }
 
   std::int64_t key_of(std::uint32_t k) const noexcept {
@@ -651,27 +756,33 @@ class drf_ordering {
   std::uint32_t queue_node(tenant_id t) {
     // fast path: a direct table for small tenant ids (filled on first use in this call)
     const auto v = t.value();
-    if (v < direct_limit) {
-      if (v >= direct_.size())
-        direct_.resize(std::max<std::size_t>(v + 1, direct_.size() * 2), none);
-      auto& slot = direct_[v];
-      if (slot == none) {
-        slot = slow_queue_node(t);
-        touched_.push_back(v);
-      }
-      return slot;
-    }
-    return slow_queue_node(t);
+    if (v < direct_.size() && direct_[v] != none) return direct_[v];
+    return new_queue_node(t);
   }
   static constexpr std::uint32_t none = 0xFFFFFFFEu;
   static constexpr std::uint32_t direct_limit = 1u << 22;
-  std::uint32_t slow_queue_node(tenant_id t) {
+  /// `queue_node` on a miss of the direct table: resolves the node and memoises it (in the
+  /// direct table for small ids, else in `extra_`).
+  std::uint32_t new_queue_node(tenant_id t) {
+    const auto v = t.value();
+    if (v >= direct_limit) return slow_queue_node(t, false);
+    if (v >= direct_.size()) direct_.resize(std::max<std::size_t>(v + 1, direct_.size() * 2), none);
+    const auto k = slow_queue_node(t, true);
+    direct_[v] = k;
+    touched_.push_back(v);
+    return k;
+  }
+  /// The node of `t` when not memoised; `fresh_id` (the caller memoises it): create the node of a
+  /// tenant outside the tree without looking in `extra_`.
+  std::uint32_t slow_queue_node(tenant_id t, bool fresh_id) {
     if (const auto p = tree_.find(t)) {
       if (tree_.is_leaf(*p)) return *p;
+      if (fresh_id) return add_node(*p, 1.0, t);  // hidden leaf of an inner tenant
       auto [it, fresh] = extra_.try_emplace(t, 0);
-      if (fresh) it->second = add_node(*p, 1.0, t);  // hidden leaf of an inner tenant
+      if (fresh) it->second = add_node(*p, 1.0, t);
       return it->second;
     }
+    if (fresh_id) return add_node(root_marker, 1.0, t);
     auto [it, fresh] = extra_.try_emplace(t, 0);
     if (fresh) it->second = add_node(root_marker, 1.0, t);
     return it->second;
@@ -705,13 +816,14 @@ class drf_ordering {
   std::vector<drf_pick> picks_;
   // flat path
   std::vector<std::uint32_t> live_;
-  std::vector<double> share_;
-  std::vector<int> dim_;
+  std::vector<fifo_rec> queue_;
+  std::vector<flat_pick> flat_;
   std::vector<std::uint64_t> packed_, spare_, by_tie_;
   std::vector<std::pair<std::int64_t, std::uint32_t>> wide_;
   // incremental state (drf_options::incremental)
   const ledger* inc_book_ = nullptr;  // the ledger mirrored (null: not built)
-  std::size_t inc_jobs_ = 0;          // running jobs accounted for
+  std::uint64_t inc_version_ = 0;     // the ledger version the state reflects
+  bool inc_expect_ = false;           // a reported release is pending: one more bump expected
   bool inc_live_ = false;             // this cycle reads the tracked usage
   std::size_t inc_cycles_ = 0;
   resource_basis inc_basis_;

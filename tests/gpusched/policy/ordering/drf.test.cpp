@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
+#include <memory>
+#include <string_view>
 #include <vector>
 
 #include <gpusched/pipeline/any_policy.hpp>
@@ -511,6 +514,142 @@ TEST_SUITE("policy/ordering/drf") {
       fresh.order(ctx, q2);
       CHECK(ids(q1) == ids(q2));
     });
+  }
+}
+
+TEST_SUITE("policy/ordering/drf") {
+  TEST_CASE("incremental drf detects a ledger change not reported through its hooks") {
+    gs::random_engine g(407);
+    const auto cat = gs::basic_catalog();
+    gs::ledger book(gs::cluster(cat, gs::testing::uniform_nodes(4, 8)));
+    gs::drf_options o;
+    o.incremental = true;
+    auto pipe = gs::make_pipeline(gs::drf_ordering(o));
+    const auto now = gs::at(gs::seconds(0));
+    // tenant 1 holds 4 GPUs (job 1), tenant 2 holds 2 (job 2)
+    pipe.schedule(book, std::vector<gs::job_spec>{job(1, 1, 4), job(2, 2, 2)}, now, g);
+    REQUIRE(book.running().size() == 2);
+    const std::vector<gs::job_spec> probe = {job(100, 1, 1), job(101, 2, 1)};
+    const auto order_both = [&](std::vector<const gs::job_spec*>& q1,
+                                std::vector<const gs::job_spec*>& q2) {
+      const gs::schedule_context ctx(book, now, g);
+      q1.clear();
+      for (const auto& j : probe) q1.push_back(&j);
+      q2 = q1;
+      pipe.ordering().order(ctx, q1);
+      gs::drf_ordering fresh;
+      fresh.order(ctx, q2);
+    };
+    std::vector<const gs::job_spec*> q1, q2;
+    order_both(q1, q2);  // builds the tracked state (or reads it, if the hooks built it)
+    const auto c0 = pipe.ordering().incremental_cycles();
+    order_both(q1, q2);
+    CHECK(pipe.ordering().incremental_cycles() == c0 + 1);  // nothing changed: read
+    CHECK(ids(q1) == std::vector<gs::job_id>{gs::job_id{101}, gs::job_id{100}});
+    // behind its back: tenant 1 gives back its 4 GPUs and tenant 2 starts 4 more, through
+    // another pipeline; the number of running jobs stays 2, the version moves
+    const auto v0 = book.version();
+    book.release(gs::job_id{1});
+    auto other = gs::make_pipeline(gs::fifo_ordering{});
+    other.schedule(book, std::vector<gs::job_spec>{job(3, 2, 4)}, now, g);
+    REQUIRE(book.running().size() == 2);
+    CHECK(book.version() == v0 + 2);
+    order_both(q1, q2);
+    CHECK(pipe.ordering().incremental_cycles() == c0 + 1);  // rebuilt from the ledger
+    CHECK(ids(q1) == ids(q2));
+    CHECK(ids(q1) == std::vector<gs::job_id>{gs::job_id{100}, gs::job_id{101}});
+    // a change reported through the pipeline keeps the state: read, and still right
+    pipe.release(book, gs::job_id{3}, now, g);
+    order_both(q1, q2);
+    CHECK(pipe.ordering().incremental_cycles() == c0 + 2);
+    CHECK(ids(q1) == ids(q2));
+    pipe.schedule(book, std::vector<gs::job_spec>{job(4, 1, 8)}, now, g);
+    REQUIRE(book.is_running(gs::job_id{4}));
+    const auto c1 = pipe.ordering().incremental_cycles();  // the cycle's own order read it too
+    CHECK(c1 == c0 + 3);
+    order_both(q1, q2);
+    CHECK(pipe.ordering().incremental_cycles() == c1 + 1);
+    CHECK(ids(q1) == ids(q2));
+    CHECK(ids(q1) == std::vector<gs::job_id>{gs::job_id{101}, gs::job_id{100}});
+  }
+
+  TEST_CASE("any_ordering_policy forwards on_admitted and on_released to the held policy") {
+    // a policy that only counts its hooks: without forwarding every count stays zero
+    struct counting_ordering {
+      using policy_category = gs::ordering_tag;
+      std::shared_ptr<std::map<gs::job_id, int>> net =
+          std::make_shared<std::map<gs::job_id, int>>();
+      std::shared_ptr<int> calls = std::make_shared<int>(0);
+      [[nodiscard]] std::string_view name() const noexcept { return "counting"; }
+      void order(const gs::schedule_context&, std::span<const gs::job_spec*>) {}
+      void on_admitted(const gs::schedule_context&, const gs::job_spec& j,
+                       std::span<const gs::task_allocation>) {
+        ++(*net)[j.id];
+        ++*calls;
+      }
+      void on_released(const gs::schedule_context&, const gs::job_spec& j,
+                       std::span<const gs::task_allocation>) {
+        --(*net)[j.id];
+        ++*calls;
+      }
+    };
+    static_assert(gs::incremental_ordering_policy<counting_ordering>);
+    const counting_ordering counter;
+    gs::random_engine g(408);
+    const auto cat = gs::basic_catalog();
+    gs::ledger book(gs::cluster(cat, gs::testing::uniform_nodes(2, 8)));
+    gs::pipeline<gs::any_ordering_policy> pipe(gs::any_ordering_policy(counter), {}, {}, {}, {});
+    const auto now = gs::at(gs::seconds(0));
+    pipe.schedule(book, std::vector<gs::job_spec>{job(1, 1, 4), job(2, 2, 2), job(3, 3, 8)}, now,
+                  g);
+    REQUIRE(book.running().size() == 3);
+    CHECK(*counter.calls == 3);
+    pipe.release(book, gs::job_id{2}, now, g);
+    CHECK(*counter.calls == 4);
+    // what the hooks saw adds up to the ledger: +1 for each running job, 0 for the released
+    for (const auto& r : book.running()) CHECK((*counter.net)[r.spec.id] == 1);
+    CHECK((*counter.net)[gs::job_id{2}] == 0);
+  }
+}
+
+TEST_SUITE("workload/ledger") {
+  TEST_CASE("the ledger version moves with every committed mutation and only then") {
+    gs::random_engine g(409);
+    const auto cat = gs::basic_catalog();
+    gs::ledger book(gs::cluster(cat, gs::testing::uniform_nodes(2, 8)));
+    CHECK(book.version() == 0);
+    auto pipe = gs::make_pipeline(gs::fifo_ordering{});
+    const auto now = gs::at(gs::seconds(0));
+    pipe.schedule(book, std::vector<gs::job_spec>{job(1, 1, 4), job(2, 2, 2)}, now, g);
+    REQUIRE(book.running().size() == 2);
+    CHECK(book.version() == 2);  // one commit per admitted job
+    (void)book.running();
+    (void)book.find(gs::job_id{1});
+    {
+      auto tx = book.begin();
+    }  // rolled back
+    CHECK(book.version() == 2);
+    {
+      auto tx = book.begin();
+      tx.commit();  // nothing placed, evicted or shrunk
+    }
+    CHECK(book.version() == 2);
+    {
+      auto tx = book.begin();
+      tx.evict(gs::job_id{2});
+      tx.commit();
+    }
+    CHECK(book.version() == 3);
+    CHECK_THROWS_AS(book.release(gs::job_id{2}), gs::invalid_value_error);  // not running
+    CHECK(book.version() == 3);
+    book.release(gs::job_id{1});
+    CHECK(book.version() == 4);
+    book.set_available(gs::node_index{0}, false);
+    CHECK(book.version() == 5);
+    CHECK_THROWS_AS(book.set_available(gs::node_index{99}, false), gs::invalid_value_error);
+    CHECK(book.version() == 5);
+    const gs::ledger copy = book;
+    CHECK(copy.version() == 5);
   }
 }
 
