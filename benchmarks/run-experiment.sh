@@ -50,9 +50,15 @@ case "${1:-}" in
     ${replay} --trace "philly:${philly}" --tenant 11cb48 --cluster 32x4 --out "${out}" --progress \
       --node-mtbf-hours 100 --repair-hours 2 --checkpoint-interval-s "${1#failures-}" \
       --checkpoint-cost-s 30 --restore-cost-s 60 --seed 1 ;;
+  gpu-failures-*)  # gpu-failures-<checkpoint interval s>: as failures-*, but single GPUs fail
+    # (GPU MTBF 400 h: on 4-GPU nodes the same failure-event rate as a 100 h node MTBF)
+    ${replay} --trace "philly:${philly}" --tenant 11cb48 --cluster 32x4 --out "${out}" --progress \
+      --gpu-mtbf-hours 400 --gpu-repair-hours 2 --checkpoint-interval-s "${1#gpu-failures-}" \
+      --checkpoint-cost-s 30 --restore-cost-s 60 --seed 1 ;;
   *)
     echo "usage: $0 philly-full-2000 | tiresias-n32g4 | tiresias-n256g8 |" \
          "tiresias-n256g8-scale-<arrival scale> | fair-share-vcs |" \
-         "preemption-urgent | topology-gangs | failures-<checkpoint interval s, 0 = none>" >&2
+         "preemption-urgent | topology-gangs | failures-<checkpoint interval s, 0 = none> |" \
+         "gpu-failures-<checkpoint interval s>" >&2
     exit 2 ;;
 esac
