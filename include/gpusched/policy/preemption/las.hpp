@@ -43,33 +43,11 @@
 #include "gpusched/policy/concepts.hpp"
 #include "gpusched/policy/context.hpp"
 #include "gpusched/policy/ordering/las.hpp"
+#include "gpusched/policy/preemption/prefix_search.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
 namespace detail {
-/// The shortest prefix of `victims` (in eviction order) after which `probe` says the preemptor
-/// fits: galloping (1, 2, 4, ...) then bisection, assuming more victims never hurt. 0 when even
-/// all of them do not make room. O(log n) probes; every returned prefix has probed true.
-inline std::size_t shortest_fitting_prefix(std::span<const job_id> victims, fit_probe& probe) {
-  if (victims.empty()) return 0;
-  const auto fits = [&](std::size_t k) { return probe(victims.first(k)); };
-  std::size_t lo = 0;  // longest prefix known not to fit
-  std::size_t hi = 0;  // shortest prefix known to fit (0: none yet)
-  for (std::size_t k = 1;; k = std::min(2 * k, victims.size())) {
-    if (fits(k)) {
-      hi = k;
-      break;
-    }
-    lo = k;
-    if (k == victims.size()) return 0;
-  }
-  while (hi - lo > 1) {
-    const std::size_t mid = lo + (hi - lo) / 2;
-    (fits(mid) ? hi : lo) = mid;
-  }
-  return hi;
-}
-
 /// Candidate victims with a rank (higher: evicted first), the scratch both policies of this
 /// file reuse across calls. `plan` orders them by rank, then latest submit, then highest id,
 /// and takes the shortest prefix after which the preemptor fits. O(n log n + log n probes).

@@ -14,6 +14,7 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/preemption/prefix_search.hpp"
 #include "gpusched/policy/preemption/reclaim.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
@@ -63,19 +64,7 @@ struct priority_preemption {
     std::vector<job_id> prefix;
     prefix.reserve(cand.size());
     for (const running_job* r : cand) prefix.push_back(r->spec.id);
-    const auto fits = [&](std::size_t k) {
-      return probe(std::span<const job_id>(prefix.data(), k));
-    };
-    std::size_t lo = 0;  // longest prefix known not to fit
-    std::size_t hi = 0;  // shortest prefix known to fit (0: none yet)
-    for (std::size_t k = 1; !cand.empty(); k = std::min(2 * k, cand.size())) {
-      if (fits(k)) {
-        hi = k;
-        break;
-      }
-      lo = k;
-      if (k == cand.size()) break;
-    }
+    const std::size_t hi = detail::shortest_fitting_prefix(prefix, probe);
     if (hi == 0) {
       plan.why = {reason_code::no_victims,
                   resource_kind::none,
@@ -85,10 +74,6 @@ struct priority_preemption {
                   {},
                   {}};
       return plan;
-    }
-    while (hi - lo > 1) {
-      const std::size_t mid = lo + (hi - lo) / 2;
-      (fits(mid) ? hi : lo) = mid;
     }
     plan.victims.assign(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(hi));
     plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};

@@ -25,6 +25,7 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/preemption/prefix_search.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
@@ -87,18 +88,8 @@ class reclaim_scope {
   std::vector<job_id> ids;
   ids.reserve(seq.size());
   for (const std::uint32_t i : seq) ids.push_back(cand[i]->spec.id);
-  const auto fits = [&](std::size_t k) { return probe(std::span<const job_id>(ids.data(), k)); };
   preemption_plan plan;
-  std::size_t lo = 0;  // longest prefix known not to fit
-  std::size_t hi = 0;  // shortest prefix known to fit (0: none yet)
-  for (std::size_t k = 1; !ids.empty(); k = std::min(2 * k, ids.size())) {
-    if (fits(k)) {
-      hi = k;
-      break;
-    }
-    lo = k;
-    if (k == ids.size()) break;
-  }
+  const std::size_t hi = detail::shortest_fitting_prefix(ids, probe);
   if (hi == 0) {
     plan.why = {reason_code::no_victims,
                 resource_kind::none,
@@ -108,10 +99,6 @@ class reclaim_scope {
                 {},
                 {}};
     return plan;
-  }
-  while (hi - lo > 1) {
-    const std::size_t mid = lo + (hi - lo) / 2;
-    (fits(mid) ? hi : lo) = mid;
   }
   ids.resize(hi);
   // fill back: the last victim is needed (the prefix one shorter did not fit)
