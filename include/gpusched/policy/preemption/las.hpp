@@ -63,21 +63,7 @@ class ranked_victims {
     });
     prefix_.clear();
     for (const auto& c : cand_) prefix_.push_back(c.job->spec.id);
-    preemption_plan plan;
-    const std::size_t k = shortest_fitting_prefix(prefix_, probe);
-    if (k == 0) {  // no candidate, or all of them do not make room
-      plan.why = {reason_code::no_victims,
-                  resource_kind::none,
-                  0,
-                  static_cast<std::int64_t>(prefix_.size()),
-                  -1,
-                  {},
-                  {}};
-      return plan;
-    }
-    plan.victims.assign(prefix_.begin(), prefix_.begin() + static_cast<std::ptrdiff_t>(k));
-    plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
-    return plan;
+    return shortest_prefix_plan(prefix_, probe);
   }
 
  private:

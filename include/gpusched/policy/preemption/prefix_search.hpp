@@ -8,6 +8,7 @@
 
 #include <algorithm>  // std::min
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "gpusched/config.hpp"
@@ -39,6 +40,29 @@ inline std::size_t shortest_fitting_prefix(std::span<const job_id> victims, fit_
     (fits(mid) ? hi : lo) = mid;
   }
   return hi;
+}
+
+/// The plan evicting the shortest fitting prefix of `victims` (see above), with reason
+/// `placed_by_preemption`; or no victims, with reason `no_victims` and the number of
+/// candidates in `available`, when even all of them do not make room.
+[[nodiscard]] inline preemption_plan shortest_prefix_plan(std::span<const job_id> victims,
+                                                          fit_probe& probe) {
+  preemption_plan plan;
+  const std::size_t k = shortest_fitting_prefix(victims, probe);
+  if (k == 0) {
+    plan.why = {reason_code::no_victims,
+                resource_kind::none,
+                0,
+                static_cast<std::int64_t>(victims.size()),
+                -1,
+                {},
+                {}};
+    return plan;
+  }
+  const auto taken = victims.first(k);
+  plan.victims.assign(taken.begin(), taken.end());
+  plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
+  return plan;
 }
 }  // namespace detail
 

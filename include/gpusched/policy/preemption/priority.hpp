@@ -60,24 +60,10 @@ struct priority_preemption {
     // Gallop over prefix lengths 1, 2, 4, ... until one fits, then bisect down to the shortest
     // fitting prefix: O(log candidates) probes instead of one per candidate. Each probe is a
     // real placement, so the returned set is verified whatever the shape of the search.
-    preemption_plan plan;
     std::vector<job_id> prefix;
     prefix.reserve(cand.size());
     for (const running_job* r : cand) prefix.push_back(r->spec.id);
-    const std::size_t hi = detail::shortest_fitting_prefix(prefix, probe);
-    if (hi == 0) {
-      plan.why = {reason_code::no_victims,
-                  resource_kind::none,
-                  0,
-                  static_cast<std::int64_t>(cand.size()),
-                  -1,
-                  {},
-                  {}};
-      return plan;
-    }
-    plan.victims.assign(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(hi));
-    plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
-    return plan;
+    return detail::shortest_prefix_plan(prefix, probe);
   }
 
   /// Quota reclaim: `reclaim_victims` over the scope's candidates, lowest priority first, then

@@ -88,28 +88,15 @@ class reclaim_scope {
   std::vector<job_id> ids;
   ids.reserve(seq.size());
   for (const std::uint32_t i : seq) ids.push_back(cand[i]->spec.id);
-  preemption_plan plan;
-  const std::size_t hi = detail::shortest_fitting_prefix(ids, probe);
-  if (hi == 0) {
-    plan.why = {reason_code::no_victims,
-                resource_kind::none,
-                0,
-                static_cast<std::int64_t>(seq.size()),
-                -1,
-                {},
-                {}};
-    return plan;
-  }
-  ids.resize(hi);
+  preemption_plan plan = detail::shortest_prefix_plan(ids, probe);
+  if (plan.victims.empty()) return plan;
   // fill back: the last victim is needed (the prefix one shorter did not fit)
   std::vector<job_id> without;
-  for (std::size_t p = ids.size() - 1; p-- > 0;) {
-    without.assign(ids.begin(), ids.end());
+  for (std::size_t p = plan.victims.size() - 1; p-- > 0;) {
+    without.assign(plan.victims.begin(), plan.victims.end());
     without.erase(without.begin() + static_cast<std::ptrdiff_t>(p));
-    if (probe(std::span<const job_id>(without))) ids.swap(without);
+    if (probe(std::span<const job_id>(without))) plan.victims.swap(without);
   }
-  plan.victims = std::move(ids);
-  plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
   return plan;
 }
 
