@@ -2,12 +2,14 @@
 // Implementation of the replay command; usage in kUsage below and in benchmarks/README.md.
 #include "replay.hpp"
 
+#include <algorithm>  // std::all_of
 #include <chrono>
 #include <cmath>  // std::llround
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -119,6 +121,10 @@ std::string trim(std::string s) {
   const auto b = s.find_last_not_of(" \t\r");
   return s.substr(a, b - a + 1);
 }
+// Every number on the command line is finite and at most this: hours x 3.6e6 ms and seconds x
+// 1000 stay far inside a 64-bit millisecond count, so no conversion below can overflow.
+constexpr double max_option_value = 1e12;
+
 double to_number(const std::string& key, const std::string& v) {
   std::size_t used = 0;
   double x = 0;
@@ -127,10 +133,35 @@ double to_number(const std::string& key, const std::string& v) {
   } catch (...) {
     used = 0;
   }
-  if (used != v.size() || v.empty() || !(x >= 0)) {
+  if (used != v.size() || v.empty() || !(x >= 0) || !std::isfinite(x)) {
     throw usage_error{"--" + key + ": '" + v + "' is not a non-negative number"};
   }
+  if (x > max_option_value) {
+    throw usage_error{"--" + key + ": '" + v + "' is too large (at most 1e12)"};
+  }
   return x;
+}
+/// A whole number in [0, max] written in decimal digits (no sign, point or exponent).
+template <class T>
+T to_whole(const std::string& key, const std::string& v,
+           std::uint64_t max = static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
+  const bool digits = !v.empty() && v.size() <= 20 &&
+                      std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  std::uint64_t x = 0;
+  bool ok = digits;
+  if (ok) {
+    try {
+      x = std::stoull(v);
+    } catch (...) {
+      ok = false;
+    }
+  }
+  if (!ok) throw usage_error{"--" + key + ": '" + v + "' is not a whole non-negative number"};
+  if (x > max) {
+    throw usage_error{"--" + key + ": '" + v + "' is too large (at most " + std::to_string(max) +
+                      ")"};
+  }
+  return static_cast<T>(x);
 }
 
 bool is_flag(const std::string& k) {
@@ -155,9 +186,9 @@ void apply(options& o, const std::string& k, const std::string& v) {
   } else if (k == "tenant") {
     o.tenant = v;
   } else if (k == "limit") {
-    o.limit = static_cast<std::size_t>(to_number(k, v));
+    o.limit = to_whole<std::size_t>(k, v);
   } else if (k == "seed") {
-    o.seed = static_cast<std::uint64_t>(to_number(k, v));
+    o.seed = to_whole<std::uint64_t>(k, v);
   } else if (k == "trigger") {
     o.trigger = v;
   } else if (k == "node-mtbf-hours") {
@@ -183,9 +214,9 @@ void apply(options& o, const std::string& k, const std::string& v) {
     o.urgent_fraction = to_number(k, v);
     if (o.urgent_fraction > 1) throw usage_error{"--urgent-fraction: '" + v + "' is above 1"};
   } else if (k == "urgent-priority") {
-    o.urgent_priority = static_cast<std::int32_t>(to_number(k, v));
+    o.urgent_priority = to_whole<std::int32_t>(k, v);
   } else if (k == "leaf-nodes") {
-    o.leaf_nodes = static_cast<std::size_t>(to_number(k, v));
+    o.leaf_nodes = to_whole<std::size_t>(k, v);
     if (o.leaf_nodes == 0) throw usage_error{"--leaf-nodes: must be at least 1"};
   } else if (k == "sample-s") {
     o.sample_s = to_number(k, v);
@@ -272,8 +303,8 @@ cluster_spec parse_cluster(const std::string& s) {
   const auto dims = split(s.substr(0, colon), 'x');
   if (dims.size() != 2)
     throw usage_error{"--cluster: expected NODESxGPUS[:MODEL], got '" + s + "'"};
-  c.nodes = static_cast<std::size_t>(to_number("cluster", dims[0]));
-  c.gpus = static_cast<int>(to_number("cluster", dims[1]));
+  c.nodes = to_whole<std::size_t>("cluster", dims[0], 1'000'000);
+  c.gpus = to_whole<int>("cluster", dims[1], static_cast<std::uint64_t>(gs::max_gpus_per_node));
   if (c.nodes == 0) throw usage_error{"--cluster: no nodes"};
   return c;
 }
@@ -292,9 +323,9 @@ gs::trace load_trace(const std::string& spec) {
       throw usage_error{"--trace synthetic:JOBS:JOBS_PER_HOUR[:TENANTS]"};
     }
     gs::synthetic_options o;
-    o.jobs = static_cast<std::size_t>(to_number("trace", p[0]));
+    o.jobs = to_whole<std::size_t>("trace", p[0], 100'000'000);
     o.jobs_per_hour = to_number("trace", p[1]);
-    o.tenants = p.size() == 3 ? static_cast<std::uint32_t>(to_number("trace", p[2])) : 1;
+    o.tenants = p.size() == 3 ? to_whole<std::uint32_t>("trace", p[2]) : 1;
     return gs::make_synthetic_trace(o);
   }
   throw usage_error{"--trace: unknown kind '" + kind + "' (philly, tiresias, openb, synthetic)"};
