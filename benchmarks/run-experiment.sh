@@ -55,10 +55,15 @@ case "${1:-}" in
     ${replay} --trace "philly:${philly}" --tenant 11cb48 --cluster 32x4 --out "${out}" --progress \
       --gpu-mtbf-hours 400 --gpu-repair-hours 2 --checkpoint-interval-s "${1#gpu-failures-}" \
       --checkpoint-cost-s 30 --restore-cost-s 60 --seed 1 ;;
+  philly-gpu-failures-*)  # philly-gpu-failures-<checkpoint interval s>: the whole trace on
+    # 250 x 8 GPUs, GPU MTBF 400 h; stops after 140 days (without checkpoints some jobs never end)
+    ${replay} --trace "philly:${philly}" --cluster 250x8 --out "${out}" --progress \
+      --gpu-mtbf-hours 400 --gpu-repair-hours 2 --checkpoint-interval-s "${1#philly-gpu-failures-}" \
+      --checkpoint-cost-s 30 --restore-cost-s 60 --seed 1 --time-limit-days 140 ;;
   *)
     echo "usage: $0 philly-full-2000 | tiresias-n32g4 | tiresias-n256g8 |" \
          "tiresias-n256g8-scale-<arrival scale> | fair-share-vcs |" \
          "preemption-urgent | topology-gangs | failures-<checkpoint interval s, 0 = none> |" \
-         "gpu-failures-<checkpoint interval s>" >&2
+         "gpu-failures-<checkpoint interval s> | philly-gpu-failures-<checkpoint interval s>" >&2
     exit 2 ;;
 esac

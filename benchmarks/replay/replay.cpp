@@ -54,6 +54,9 @@ Replays a job trace on a simulated cluster and reports metrics.
   --gpu-mtbf-hours H        mean time between failures per GPU (default 0: none); a failed GPU
                             interrupts only the jobs holding it, its node stays in service
   --gpu-repair-hours H      repair time of a failed GPU (default 1)
+  --time-limit-days D       stop D simulated days after the first event (default 0: none);
+                            jobs not finished by then are reported as unfinished. Without
+                            checkpoints, a job longer than its GPUs' MTBF may never finish
   --checkpoint-interval-s S periodic checkpoint interval of every job (default 0: none)
   --checkpoint-cost-s S     time to write a checkpoint (default 0)
   --restore-cost-s S        time to restore after a restart (default 0)
@@ -88,6 +91,7 @@ struct options {
   std::string trigger = "event";
   double mtbf_h = 0, repair_h = 1;
   double gpu_mtbf_h = 0, gpu_repair_h = 1;
+  double time_limit_days = 0;
   double arrival_scale = 1;
   double ck_interval_s = 0, ck_cost_s = 0, restore_s = 0;
   bool graceful = false;
@@ -199,6 +203,10 @@ void apply(options& o, const std::string& k, const std::string& v) {
     o.gpu_mtbf_h = to_number(k, v);
   } else if (k == "gpu-repair-hours") {
     o.gpu_repair_h = to_number(k, v);
+  } else if (k == "time-limit-days") {
+    o.time_limit_days = to_number(k, v);
+    if (o.time_limit_days > 1e9)
+      throw usage_error{"--" + k + ": '" + v + "' is too large (at most 1e9)"};
   } else if (k == "arrival-scale") {
     o.arrival_scale = to_number(k, v);
     if (o.arrival_scale <= 0) throw usage_error{"--arrival-scale: '" + v + "' is not above 0"};
@@ -535,6 +543,7 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
   cfg.repair_time = gs::sim_duration{static_cast<std::int64_t>(o.repair_h * 3.6e6)};
   cfg.gpu_mtbf = gs::sim_duration{static_cast<std::int64_t>(o.gpu_mtbf_h * 3.6e6)};
   cfg.gpu_repair_time = gs::sim_duration{static_cast<std::int64_t>(o.gpu_repair_h * 3.6e6)};
+  cfg.time_limit = gs::sim_duration{static_cast<std::int64_t>(o.time_limit_days * 8.64e7)};
   cfg.preemption_saves_progress = o.graceful;
   cfg.sample_interval = gs::sim_duration{static_cast<std::int64_t>(o.sample_s * 1000)};
   if (o.trigger != "event") {
@@ -561,6 +570,7 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
     gs::locality_tally locality;
     gs::distribution urgent_wait_s;
     std::size_t urgent_started = 0;
+    bool stopped_at_limit = false;
   };
   std::vector<extra_figures> extra(comps.size());
   std::vector<gs::sim_summary> results;
@@ -604,6 +614,7 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
           << " s                    \n";
     }
     results.push_back(gs::summarize(sim, tr.tenants, {}, c.label));
+    extra[ci].stopped_at_limit = sim.totals().stopped_at_limit;
     if (urgent > 0) {
       std::vector<double> waits;
       for (const auto& r : sim.records()) {
@@ -651,6 +662,12 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
           << "\n";
     }
     gs::print_table(out, results);
+    for (std::size_t ci = 0; ci < comps.size(); ++ci) {
+      if (!extra[ci].stopped_at_limit) continue;
+      out << comps[ci].label << ": stopped at the time limit (" << o.time_limit_days << " days); "
+          << results[ci].unfinished << " of the " << results[ci].jobs
+          << " jobs that arrived by then did not finish\n";
+    }
     // Gang locality (placements of more than one GPU, counted at every start) and urgent jobs.
     out << "\nmulti-GPU placements (every start): one node = one NVLink domain"
         << (leaves ? "; one leaf of " + std::to_string(o.leaf_nodes) + " nodes" : std::string())

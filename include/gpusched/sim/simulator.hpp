@@ -108,6 +108,12 @@ struct sim_config {
   /// Time-series sample spacing (0: no samples).
   sim_duration sample_interval = seconds(600);
   std::uint64_t seed = 1;
+  /// Simulated time, counted from the first event, at which the run stops (0: none). Jobs
+  /// still pending or running then are `unfinished`; allocation, down time and samples are
+  /// accounted up to the limit, and `sim_totals::stopped_at_limit` is set. Without a limit a
+  /// job that cannot finish (for example one longer than the mean time between failures of
+  /// its GPUs, with no checkpoints) restarts for ever and the run never ends.
+  sim_duration time_limit{0};
 };
 
 /// @brief A job to simulate: its spec and its work (service time at full size).
@@ -176,7 +182,8 @@ struct sim_totals {
   std::uint64_t failures = 0;      ///< node failures
   std::uint64_t gpu_failures = 0;  ///< GPU failures
   std::uint64_t preemptions = 0;
-  std::uint64_t resizes = 0;  ///< elastic resize events (a running job shrunk)
+  std::uint64_t resizes = 0;      ///< elastic resize events (a running job shrunk)
+  bool stopped_at_limit = false;  ///< the run ended at `sim_config::time_limit`
 };
 
 /// A source of jobs in non-decreasing submit order; returns nothing at the end.
@@ -219,6 +226,11 @@ class simulator {
           error_id::invalid_value, "sim_config", "gpu_mtbf/gpu_repair_time",
           std::to_string(std::min(cfg_.gpu_mtbf, cfg_.gpu_repair_time).count()) + "ms",
           "must not be negative");
+    }
+    if (cfg_.time_limit < sim_duration{0}) {
+      throw invalid_value_error(error_id::invalid_value, "sim_config", "time_limit",
+                                std::to_string(cfg_.time_limit.count()) + "ms",
+                                "must not be negative");
     }
     if (cfg_.shrink_pause && *cfg_.shrink_pause < sim_duration{0}) {
       throw invalid_value_error(error_id::invalid_value, "sim_config", "shrink_pause",
@@ -265,7 +277,8 @@ class simulator {
   // failure); an elastic resize does not end it, so the record never counts a stint twice.
   // While a job runs, readers add `milli_gpus() x (now - start)` at its current size.
 
-  /// Runs until no event remains. Jobs come from `source` in non-decreasing submit order.
+  /// Runs until no event remains, or until `sim_config::time_limit`. Jobs come from `source`
+  /// in non-decreasing submit order (with a time limit, arrivals after it are never read).
   /// @throws invalid_value_error if the source goes back in time, repeats an id, or yields an
   /// invalid job (validated against the catalog); std::logic_error on an invariant violation
   /// when `check_invariants` is on. O(events x (log events + cycle cost)).
@@ -297,6 +310,18 @@ class simulator {
         now_ = t;
         next_sample_ = t;
         first = false;
+      }
+      if (cfg_.time_limit > sim_duration{0} && t > totals_.start + cfg_.time_limit) {
+        advance(totals_.start + cfg_.time_limit);
+        totals_.stopped_at_limit = true;
+        // The job read ahead of its arrival (after the limit) never arrived: not counted.
+        if (!records_.empty() && records_.back().submit > now_ && !state_.back().queued &&
+            state_.back().st == status::pending) {
+          index_.erase(records_.back().id);
+          records_.pop_back();
+          state_.pop_back();
+        }
+        break;
       }
       advance(t);
       bool trigger = false;

@@ -116,6 +116,48 @@ TEST_SUITE("sim/gpu_failure") {
     CHECK_MESSAGE(rep.ok(), rep.to_string());
   }
 
+  TEST_CASE("a time limit ends a run that a job without checkpoints could never finish") {
+    // One GPU fails every 4 h on average; job 1 needs 100 h on 2 GPUs with no checkpoint, so it
+    // restarts from zero after every failure and (almost surely) never finishes. Job 2 (1 GPU,
+    // 10 s, at t=0) finishes; job 3 arrives after the 2-day limit and is never counted.
+    std::vector<gs::sim_job> jobs{gjob(1, 0, 100 * 3600.0, 2), gjob(2, 0, 10, 1),
+                                  gjob(3, 3 * 86400.0, 10, 1)};
+    gs::sim_config cfg;
+    cfg.check_invariants = true;
+    cfg.gpu_mtbf = gs::seconds(4 * 3600);
+    cfg.gpu_repair_time = gs::seconds(600);
+    cfg.sample_interval = gs::seconds(3600);
+    cfg.time_limit = gs::seconds(2 * 86400);
+    gs::simulator sim(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(1, 4)),
+                      gs::default_pipeline{}, cfg);
+    sim.run(gs::source_from(jobs));
+    const auto& t = sim.totals();
+    CHECK(t.stopped_at_limit);
+    CHECK(secs(t.end) == 2 * 86400.0);
+    REQUIRE(sim.records().size() == 2);  // job 3 never arrived
+    CHECK(sim.records()[0].outcome == gs::job_outcome::unfinished);
+    CHECK(sim.records()[0].failures > 0);
+    CHECK(sim.records()[1].outcome == gs::job_outcome::finished);
+    CHECK(t.gpu_failures > 0);
+    // accounted up to the limit: held + down never exceed capacity x 2 days, samples stop there
+    const double cap = 4.0 * 1000.0 * 2 * 86400e3;
+    CHECK(t.allocated_integral + t.down_integral <= cap);
+    CHECK(t.allocated_integral > 0.5 * cap);  // job 1 held 2 of 4 GPUs most of the time
+    REQUIRE_FALSE(sim.samples().empty());
+    CHECK(secs(sim.samples().back().t) == 2 * 86400.0);
+    const auto s = gs::summarize(sim);
+    CHECK(s.jobs == 2);
+    CHECK(s.unfinished == 1);
+    CHECK(s.finished == 1);
+
+    gs::sim_config bad;
+    bad.time_limit = gs::seconds(-1);
+    CHECK_THROWS_AS(
+        gs::simulator(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(1, 4)),
+                      gs::default_pipeline{}, bad),
+        gs::invalid_value_error);
+  }
+
   TEST_CASE("a GPU failure: the job loses the work since its checkpoint and restarts elsewhere") {
     // One node, two GPUs. Job 1 (100 s, checkpoint every 30 s, restore 5 s) runs on one GPU,
     // which fails at t=50 (repair 40 s): it loses 20 s, restarts at once on the other GPU of the
