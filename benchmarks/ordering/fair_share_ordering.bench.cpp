@@ -63,8 +63,9 @@ const fixture& get(std::size_t n, std::size_t tenants) {
                         static_cast<int>(1 + gs::uniform_index(g, 4)),
                         -1});
     if (gs::uniform_index(g, 2) == 0) {
-      f.record->add(j.id, static_cast<double>(gs::uniform_index(g, 20000)),
-                    gs::seconds(static_cast<int>(gs::uniform_index(g, 600))));
+      const double service = static_cast<double>(gs::uniform_index(g, 20000));
+      const auto wall = gs::seconds(static_cast<int>(gs::uniform_index(g, 600)));
+      f.record->add(j.id, service, wall);  // one draw per statement
     }
     f.pending.push_back(std::move(j));
   }

@@ -479,9 +479,11 @@ TEST_SUITE("policy/preemption/properties") {
       gs::ledger book(gs::cluster(gs::basic_catalog(),
                                   gs::testing::uniform_nodes(3 + gs::uniform_index(g, 6), 8)));
       gs::testing::random_running(g, book, 6 + gs::uniform_index(g, 20), t_now);
-      auto pre = whole_gpu_job(1000, 1 + static_cast<int>(gs::uniform_index(g, 3)),
-                               1 << gs::uniform_index(g, 4),
-                               1 + static_cast<int>(gs::uniform_index(g, 4)));
+      // one draw per statement: argument evaluation order is unspecified in C++
+      const int pre_tasks = 1 + static_cast<int>(gs::uniform_index(g, 3));
+      const int pre_gpus = 1 << gs::uniform_index(g, 4);
+      const int pre_prio = 1 + static_cast<int>(gs::uniform_index(g, 4));
+      auto pre = whole_gpu_job(1000, pre_tasks, pre_gpus, pre_prio);
       gs::checkpoint_aware_options o;
       o.exact_limit = 1 + gs::uniform_index(g, 20);  // exercises the heuristic too
       o.min_runtime = gs::seconds(static_cast<std::int64_t>(gs::uniform_index(g, 600)));
@@ -531,8 +533,9 @@ TEST_SUITE("policy/preemption/properties") {
       gs::ledger book(gs::cluster(gs::basic_catalog(),
                                   gs::testing::uniform_nodes(2 + gs::uniform_index(g, 3), 8)));
       gs::testing::random_running(g, book, 4 + gs::uniform_index(g, 7), t_now);
-      const auto pre = whole_gpu_job(1000, 1 + static_cast<int>(gs::uniform_index(g, 2)),
-                                     1 << gs::uniform_index(g, 4), 4);
+      const int pre_tasks = 1 + static_cast<int>(gs::uniform_index(g, 2));  // one draw per
+      const int pre_gpus = 1 << gs::uniform_index(g, 4);  // statement (unspecified arg order)
+      const auto pre = whole_gpu_job(1000, pre_tasks, pre_gpus, 4);
       const bool shrink = round % 2 == 0;
       {
         gs::testing::first_fit_probe fits{&book, &pre, t_now};

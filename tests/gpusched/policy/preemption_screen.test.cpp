@@ -84,9 +84,11 @@ TEST_SUITE("policy/preemption/screen") {
       gs::ledger book(gs::cluster(gs::basic_catalog(),
                                   gs::testing::uniform_nodes(24 + gs::uniform_index(g, 24), 8)));
       gs::testing::random_running(g, book, 400, t_now);
-      const auto pre = whole_gpu_job(5000, 1 + static_cast<int>(gs::uniform_index(g, 3)),
-                                     1 << gs::uniform_index(g, 4),
-                                     1 + static_cast<int>(gs::uniform_index(g, 4)));
+      // one draw per statement: argument evaluation order is unspecified in C++
+      const int pre_tasks = 1 + static_cast<int>(gs::uniform_index(g, 3));
+      const int pre_gpus = 1 << gs::uniform_index(g, 4);
+      const int pre_prio = 1 + static_cast<int>(gs::uniform_index(g, 4));
+      const auto pre = whole_gpu_job(5000, pre_tasks, pre_gpus, pre_prio);
       {
         gs::testing::first_fit_probe fits{&book, &pre, t_now};
         if (fits({}, {}, nullptr)) continue;  // fits already: the pipeline would not preempt

@@ -299,9 +299,11 @@ TEST_SUITE("policy/admission/quota_free_reclaim") {
       for (int cycle = 0; cycle < 60; ++cycle) {
         const auto now = gs::at(gs::seconds(100 * (cycle + 1)));
         for (auto k = gs::uniform_index(g, 4); k > 0; --k) {
-          auto j = for_tenant(whole_gpu_job(next++, 1 + static_cast<int>(gs::uniform_index(g, 3)),
-                                            1, static_cast<int>(gs::uniform_index(g, 30))),
-                              1 + static_cast<unsigned>(gs::uniform_index(g, 3)));
+          // one draw per statement: argument evaluation order is unspecified in C++
+          const int gpus = 1 + static_cast<int>(gs::uniform_index(g, 3));
+          const int prio = static_cast<int>(gs::uniform_index(g, 30));
+          const unsigned tenant = 1 + static_cast<unsigned>(gs::uniform_index(g, 3));
+          auto j = for_tenant(whole_gpu_job(next++, gpus, 1, prio), tenant);
           specs[j.id] = j;
           pending.push_back(j);
         }

@@ -49,8 +49,9 @@ std::vector<gs::sim_job> workload(std::uint64_t seed, std::size_t n) {
     t += static_cast<double>(gs::uniform_index(g, 30));
     gs::checkpoint_info ck;
     if (gs::uniform_index(g, 2) == 0) ck = {gs::seconds(50), {}, gs::seconds(2), gs::seconds(5)};
-    out.push_back(gjob(i, t, 10.0 + static_cast<double>(gs::uniform_index(g, 400)),
-                       1 << gs::uniform_index(g, 4), ck));
+    const double work = 10.0 + static_cast<double>(gs::uniform_index(g, 400));
+    const int gpus = 1 << gs::uniform_index(g, 4);  // one draw per statement
+    out.push_back(gjob(i, t, work, gpus, ck));
   }
   return out;
 }

@@ -46,8 +46,9 @@ std::vector<gs::sim_job> random_workload(std::uint64_t seed, std::size_t n) {
     const int gpus = 1 << gs::uniform_index(g, 4);
     gs::checkpoint_info ck;
     if (gs::uniform_index(g, 2) == 0) ck = {gs::seconds(50), {}, gs::seconds(2), gs::seconds(5)};
-    auto j = job(i, t, 10.0 + static_cast<double>(gs::uniform_index(g, 400)), gpus,
-                 static_cast<int>(gs::uniform_index(g, 3)), ck);
+    const double work = 10.0 + static_cast<double>(gs::uniform_index(g, 400));
+    const int prio = static_cast<int>(gs::uniform_index(g, 3));  // one draw per statement
+    auto j = job(i, t, work, gpus, prio, ck);
     j.spec.tenant = gs::tenant_id{static_cast<unsigned>(gs::uniform_index(g, 3))};
     out.push_back(std::move(j));
   }

@@ -33,8 +33,9 @@ struct las_case {
   static gs::las_ordering make(gs::random_engine& g) {
     auto rec = std::make_shared<gs::service_record>();
     for (unsigned i = 0; i < 40; ++i) {
-      rec->add(gs::job_id{100 - i}, static_cast<double>(gs::uniform_index(g, 3)) * 2000.0,
-               gs::seconds(static_cast<int>(gs::uniform_index(g, 3)) * 1000));
+      const double service = static_cast<double>(gs::uniform_index(g, 3)) * 2000.0;
+      const auto wall = gs::seconds(static_cast<int>(gs::uniform_index(g, 3)) * 1000);
+      rec->add(gs::job_id{100 - i}, service, wall);  // one draw per statement
     }
     return gs::las_ordering(rec, {1000, 3000});
   }
