@@ -153,7 +153,7 @@ struct decayed_fair_share_options {
 /// `pipeline::release`; a `ledger::release` behind the factor's back loses that last interval).
 /// U = `decayed_usage::normalized_usage` (the tenant's fraction of all decayed usage), S = its
 /// normalised shares (see `decayed_fair_share_options::tenants`; a tenant outside a given tree,
-/// or with zero shares, gets 0). A tenant with no usage gets 1.
+/// or with zero shares, gets 0). A tenant with shares and no usage gets 1.
 ///
 /// State: held by value, so a copy (e.g. `any_ordering_policy`'s clone) carries the usage
 /// accrued so far and evolves independently afterwards; nothing is shared but the read-only
@@ -200,9 +200,8 @@ class decayed_fair_share_factor {
     } else if (!seen_.empty()) {
       s = 1.0 / static_cast<double>(seen_.size());
     }
+    if (!(s > 0)) return 0.0;  // no shares
     const double u = usage_ ? usage_->normalized_usage(j.tenant, ctx.now()) : 0.0;
-    if (u <= 0) return 1.0;
-    if (!(s > 0)) return 0.0;
     return std::exp2(-u / s);
   }
 
