@@ -36,7 +36,7 @@ case "${1:-}" in
       --gittins-prior "${prior}" --graceful-preemption --compare "${tiresias}" ;;
   fair-share-vcs)  # Philly VCs as tenants on 64 x 8 GPUs: per-tenant share and Jain's index
     ${replay} --trace "philly:${philly}" --cluster 64x8 --out "${out}" --progress \
-      --compare "fifo:ordering=fifo,preemption=none;drf:ordering=drf,preemption=none;multifactor:ordering=multifactor,preemption=none" ;;
+      --compare "fifo:ordering=fifo,preemption=none;drf:ordering=drf,preemption=none;multifactor:ordering=multifactor,preemption=none;multifactor-nofs:ordering=multifactor-nofs,preemption=none" ;;
   preemption-urgent)  # 5% of VC b436b2's jobs urgent (priority 100), hourly checkpoints
     ${replay} --trace "philly:${philly}" --tenant b436b2 --cluster 32x4 --out "${out}" --progress \
       --urgent-fraction 0.05 --urgent-priority 100 --seed 1 --checkpoint-interval-s 3600 \

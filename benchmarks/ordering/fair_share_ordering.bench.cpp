@@ -183,6 +183,15 @@ void BM_multifactor(benchmark::State& s) {
                               gs::weighted(gs::job_size_factor{}, 100.0),
                               gs::weighted(gs::qos_factor{3}, 10000.0)));
 }
+// The registry's `multifactor`: the same plus classic fair share on its own decayed usage,
+// which every `order` accrues over the running jobs (here at the same time in every iteration:
+// the pass over the running jobs, no new charge) before scoring.
+void BM_multifactor_fair_share(benchmark::State& s) {
+  run(s, gs::make_multifactor(gs::weighted(gs::decayed_fair_share_factor{}, 10000.0),
+                              gs::weighted(gs::age_factor{}, 1000.0),
+                              gs::weighted(gs::job_size_factor{}, 100.0),
+                              gs::weighted(gs::qos_factor{3}, 10000.0)));
+}
 void BM_kueue_drs(benchmark::State& s) {
   std::vector<gs::cohort_quota> q;
   for (unsigned t = 0; t < static_cast<unsigned>(s.range(1)); ++t) {
@@ -209,6 +218,7 @@ BENCHMARK(BM_gittins)->Apply(args);
 BENCHMARK(BM_srtf)->Apply(args);
 BENCHMARK(BM_themis)->Apply(args);
 BENCHMARK(BM_multifactor)->Apply(args);
+BENCHMARK(BM_multifactor_fair_share)->Apply(args);
 BENCHMARK(BM_kueue_drs)->Apply(args);
 
 BENCHMARK_MAIN();

@@ -320,9 +320,9 @@ using any_pipeline = pipeline<any_ordering_policy, any_admission_policy, any_pac
 
 /// @brief Names of the policies the registry knows, per family.
 struct policy_names {
-  std::vector<std::string_view> ordering{"fifo",   "priority",   "drf",  "drf-snapshot",
-                                         "las",    "las-time",   "srtf", "srsf",
-                                         "themis", "multifactor"};
+  std::vector<std::string_view> ordering{
+      "fifo", "priority", "drf",         "drf-snapshot",    "las", "las-time", "srtf",
+      "srsf", "themis",   "multifactor", "multifactor-nofs"};
   std::vector<std::string_view> admission{"gang", "gang-strict", "gang-easy", "gang-conservative"};
   std::vector<std::string_view> packing{"first-fit",   "topology",    "mig-aware", "best-fit",
                                         "worst-fit",   "random",      "dotprod",   "gpu-clustering",
@@ -358,7 +358,15 @@ inline any_ordering_policy make_ordering_policy(std::string_view name) {
   if (name == "srtf") return srtf_ordering{};
   if (name == "srsf") return srtf_ordering{std::make_shared<service_record>(), true};
   if (name == "themis") return finish_time_fairness_ordering{};
-  if (name == "multifactor") {  // Slurm-like defaults without fair share: age, size, QOS
+  // Slurm multifactor: classic fair share 2^(-U/S) on its own decayed usage (half-life 7 days,
+  // equal shares per tenant) weighted 10000, as the QOS factor, over age 1000 (max age 7 days)
+  // and job size 100: fair share decides between tenants, age and size within one.
+  if (name == "multifactor") {
+    return make_multifactor(weighted(decayed_fair_share_factor{}, 10000.0),
+                            weighted(age_factor{}, 1000.0), weighted(job_size_factor{}, 100.0),
+                            weighted(qos_factor{10}, 10000.0));
+  }
+  if (name == "multifactor-nofs") {  // the same without fair share: age, size, QOS
     return make_multifactor(weighted(age_factor{}, 1000.0), weighted(job_size_factor{}, 100.0),
                             weighted(qos_factor{10}, 10000.0));
   }

@@ -79,10 +79,10 @@ class decayed_usage {
       if (now <= from) continue;
       scratch_.setZero();
       basis.add_running(scratch_, book.state(), r);
-      const double f = mean_lifetime_seconds() * (1.0 - decay_factor(now - from));
+      scratch_ *= mean_lifetime_seconds() * (1.0 - decay_factor(now - from));
       entry& e = at_time(r.spec.tenant, now);
-      e.value += scratch_ * f;
-      add_total(scratch_ * f, now);
+      e.value += scratch_;
+      add_total(scratch_, now);  // scratch_ in place: no temporary vector per running job
     }
     last_accrual_ = std::max(last_accrual_, now);
   }
@@ -103,15 +103,17 @@ class decayed_usage {
     return total_ * decay_factor(now - total_when_);
   }
   /// Slurm's normalised usage of a tenant, over several dimensions: `max_r usage_r / total_r`
-  /// (dimensions nobody used are skipped; 0 when nothing was used). O(dimensions).
+  /// (dimensions nobody used are skipped; 0 when nothing was used). O(dimensions), no
+  /// allocation (it is called once per pending job by fair-share factors).
   [[nodiscard]] double normalized_usage(tenant_id tenant, sim_time now) const {
     const auto it = entries_.find(tenant);
     if (it == entries_.end() || total_.size() == 0) return 0.0;
-    const share_vector u = it->second.value * decay_factor(now - it->second.when);
-    const share_vector t = total(now);
+    const double du = decay_factor(now - it->second.when), dt = decay_factor(now - total_when_);
+    const share_vector& v = it->second.value;
     double m = 0;
-    for (Eigen::Index r = 0; r < u.size(); ++r) {
-      if (t[r] > 0) m = std::max(m, u[r] / t[r]);
+    for (Eigen::Index r = 0; r < v.size(); ++r) {
+      const double u = v[r] * du, t = total_[r] * dt;
+      if (t > 0) m = std::max(m, u / t);
     }
     return std::min(m, 1.0);
   }
