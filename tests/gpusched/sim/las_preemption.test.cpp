@@ -13,6 +13,7 @@
 #include <gpusched/sim/simulator.hpp>
 
 #include "generators.hpp"
+#include "preemption_fixtures.hpp"
 
 namespace gs = gpusched;
 using namespace gpusched::literals;
@@ -33,6 +34,26 @@ gs::sim_job las_job(unsigned id, double submit_s, double work_s, int gpus, int p
 }
 double finish_of(const gs::job_record& r) { return gs::to_seconds(r.finish.value()); }
 double start_of(const gs::job_record& r) { return gs::to_seconds(r.first_start.value()); }
+
+/// Runs `gpus` whole GPUs of job `id` (submitted at `submit_s`) wherever first-fit puts them,
+/// started at `start_s`.
+void run_job(gs::ledger& book, unsigned id, double submit_s, int gpus, double start_s,
+             bool preemptible = true) {
+  auto j = las_job(id, submit_s, 10, gpus).spec;
+  j.preemptible = preemptible;
+  REQUIRE(gs::testing::run_anywhere(
+      book, j, gs::at(gs::sim_duration{static_cast<std::int64_t>(start_s * 1000)})));
+}
+
+/// A probe that records what it was asked and says the preemptor fits once `need` victims go.
+struct counting_probe {
+  std::size_t need;
+  std::vector<std::vector<gs::job_id>>* log;
+  bool operator()(std::span<const gs::job_id> v) {
+    log->emplace_back(v.begin(), v.end());
+    return v.size() >= need;
+  }
+};
 
 /// 2D-LAS as Tiresias runs it: LAS order and LAS-queue preemption over one shared record.
 gs::any_pipeline tiresias_las(const std::shared_ptr<gs::service_record>& rec) {
@@ -227,5 +248,129 @@ TEST_SUITE("sim/las_preemption") {
     }
     auto unknown = las_job(10, 50, 100, 2).spec;  // no estimate: never preempts
     CHECK(p.select(ctx, unknown, probe).victims.empty());
+  }
+
+  TEST_CASE("within a cycle the kept ranking follows ledger, record and clock changes") {
+    // Each step below changes one input of the running jobs' queues after a first select in
+    // the same cycle; a kept ranking that ignored that input would answer no_victims again.
+    auto rec = std::make_shared<gs::service_record>();
+    gs::ledger book(one_node(4, 2));
+    run_job(book, 1, 0, 2, 0);  // attained 2 GPUs x now: queue 0 until t = 1800
+    gs::random_engine rng(1);
+    const auto newcomer = las_job(9, 50, 10, 4).spec;
+    std::vector<std::vector<gs::job_id>> log;
+    counting_probe probe{1, &log};
+    gs::las_preemption p(rec);
+    const gs::schedule_context at100(book, gs::at(gs::seconds(100)), rng);
+    p.begin_cycle(at100);
+    CHECK(p.select(at100, newcomer, probe).why.code == gs::reason_code::no_victims);
+    CHECK(log.empty());
+
+    // ledger: a demoted job starts (rec: 5,000 GPU-s) - it is a victim at once
+    rec->add(gs::job_id{2}, 5000, gs::seconds(2500));
+    p.begin_cycle(at100);
+    CHECK(p.select(at100, newcomer, probe).why.code == gs::reason_code::no_victims);
+    run_job(book, 2, 10, 2, 100);
+    auto plan = p.select(at100, newcomer, probe);
+    REQUIRE(plan.victims.size() == 1);
+    CHECK(plan.victims[0] == gs::job_id{2});
+
+    // record: job 1 is credited past the threshold while the ledger stays as it is
+    book.release(gs::job_id{2});
+    p.begin_cycle(at100);
+    CHECK(p.select(at100, newcomer, probe).victims.empty());
+    rec->add(gs::job_id{1}, 4000, gs::seconds(2000));
+    plan = p.select(at100, newcomer, probe);
+    REQUIRE(plan.victims.size() == 1);
+    CHECK(plan.victims[0] == gs::job_id{1});
+
+    // clock: job 3 passes 3,600 GPU-s between t = 100 and t = 2,000 (2 GPUs x 1,800 s)
+    book.release(gs::job_id{1});
+    run_job(book, 3, 0, 2, 0);
+    rec->add(gs::job_id{5}, 9000, gs::seconds(4500));  // for the other ledger below
+    p.begin_cycle(at100);
+    CHECK(p.select(at100, newcomer, probe).victims.empty());
+    const gs::schedule_context at2000(book, gs::at(gs::seconds(2000)), rng);
+    plan = p.select(at2000, newcomer, probe);
+    REQUIRE(plan.victims.size() == 1);
+    CHECK(plan.victims[0] == gs::job_id{3});
+
+    // another ledger with the same version, clock and record is not mistaken for the first
+    gs::ledger other(one_node(4, 2));
+    run_job(other, 4, 0, 2, 0);
+    run_job(other, 5, 0, 2, 0);
+    other.release(gs::job_id{4});
+    run_job(other, 6, 0, 1, 0);
+    run_job(other, 7, 0, 1, 0);
+    REQUIRE(other.version() == book.version());
+    const gs::schedule_context other_ctx(other, gs::at(gs::seconds(2000)), rng);
+    plan = p.select(other_ctx, newcomer, probe);
+    REQUIRE(plan.victims.size() == 1);
+    CHECK(plan.victims[0] == gs::job_id{5});
+  }
+
+  TEST_CASE("a policy keeping its ranking within a cycle plans and probes as a fresh one") {
+    // Random running jobs with random attained service / estimates; many preemptors per cycle.
+    // Property: the kept ranking (begin_cycle once) gives the same plans and the same probe
+    // sequences as a fresh policy per call (no cycle: ranked afresh every time).
+    const auto seed = gs::seed_from_env(8004);
+    MESSAGE("seed " << seed);
+    gs::random_engine g(seed);
+    const std::vector<double> thresholds{600.0, 3600.0, 20000.0};
+    for (int round = 0; round < 20; ++round) {
+      auto rec = std::make_shared<gs::service_record>();
+      gs::ledger book(one_node(8, 4));
+      const gs::sim_time now = gs::at(gs::seconds(10'000));
+      unsigned id = 1;
+      for (int k = 0; k < 40; ++k, ++id) {
+        auto j = las_job(id, static_cast<double>(gs::uniform_index(g, 3)), 10,
+                         1 << gs::uniform_index(g, 2))
+                     .spec;
+        j.preemptible = gs::uniform_index(g, 5) != 0;
+        if (gs::uniform_index(g, 4) != 0) {
+          j.expected_duration = gs::seconds(static_cast<std::int64_t>(gs::uniform_index(g, 9000)));
+        }
+        const auto start = now - gs::seconds(static_cast<std::int64_t>(gs::uniform_index(g, 5000)));
+        if (!gs::testing::run_anywhere(book, j, start)) continue;
+        rec->add(j.id, static_cast<double>(gs::uniform_index(g, 30000)),
+                 gs::seconds(static_cast<std::int64_t>(gs::uniform_index(g, 3000))));
+      }
+      // the preemptors' attained service is recorded before the cycle (the simulator changes
+      // the record only between cycles); a record change would rebuild the ranking
+      std::vector<gs::job_spec> preemptors;
+      for (int q = 0; q < 30; ++q, ++id) {
+        auto pre = las_job(id, 5, 10, 1 + static_cast<int>(gs::uniform_index(g, 8))).spec;
+        if (gs::uniform_index(g, 4) != 0) {
+          pre.expected_duration =
+              gs::seconds(static_cast<std::int64_t>(gs::uniform_index(g, 9000)));
+        }
+        rec->add(pre.id, static_cast<double>(gs::uniform_index(g, 30000)), gs::seconds(0));
+        preemptors.push_back(pre);
+      }
+      gs::random_engine rng(1);
+      const gs::schedule_context ctx(book, now, rng);
+      gs::las_preemption kept(rec, thresholds);
+      gs::srtf_preemption kept_srsf(rec, true);
+      kept.begin_cycle(ctx);
+      kept_srsf.begin_cycle(ctx);
+      for (const auto& pre : preemptors) {
+        const std::size_t need = 1 + gs::uniform_index(g, 12);
+        std::vector<std::vector<gs::job_id>> log_kept, log_fresh;
+        counting_probe pk{need, &log_kept};
+        counting_probe pf{need, &log_fresh};
+        const auto a = kept.select(ctx, pre, pk);
+        const auto b = gs::las_preemption(rec, thresholds).select(ctx, pre, pf);
+        CHECK(a.victims == b.victims);
+        CHECK(a.why == b.why);
+        CHECK(log_kept == log_fresh);
+        log_kept.clear();
+        log_fresh.clear();
+        const auto c = kept_srsf.select(ctx, pre, pk);
+        const auto d = gs::srtf_preemption(rec, true).select(ctx, pre, pf);
+        CHECK(c.victims == d.victims);
+        CHECK(c.why == d.why);
+        CHECK(log_kept == log_fresh);
+      }
+    }
   }
 }
