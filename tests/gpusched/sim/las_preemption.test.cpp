@@ -330,16 +330,18 @@ TEST_SUITE("sim/las_preemption") {
       const gs::sim_time now = gs::at(gs::seconds(10'000));
       unsigned id = 1;
       for (int k = 0; k < 40; ++k, ++id) {
-        auto j = las_job(id, static_cast<double>(gs::uniform_index(g, 3)), 10,
-                         1 << gs::uniform_index(g, 2))
-                     .spec;
+        // one random draw per statement (argument evaluation order is unspecified)
+        const auto submit = static_cast<double>(gs::uniform_index(g, 3));
+        const int gpus = 1 << gs::uniform_index(g, 2);
+        auto j = las_job(id, submit, 10, gpus).spec;
         j.preemptible = gs::uniform_index(g, 5) != 0;
         if (gs::uniform_index(g, 4) != 0) {
           j.expected_duration = gs::seconds(static_cast<std::int64_t>(gs::uniform_index(g, 9000)));
         }
         const auto start = now - gs::seconds(static_cast<std::int64_t>(gs::uniform_index(g, 5000)));
         if (!gs::testing::run_anywhere(book, j, start)) continue;
-        rec->add(j.id, static_cast<double>(gs::uniform_index(g, 30000)),
+        const auto attained = static_cast<double>(gs::uniform_index(g, 30000));
+        rec->add(j.id, attained,
                  gs::seconds(static_cast<std::int64_t>(gs::uniform_index(g, 3000))));
       }
       // the preemptors' attained service is recorded before the cycle (the simulator changes
