@@ -27,6 +27,9 @@ case "${1:-}" in
   tiresias-n32g4)  # Tiresias-style, Philly VC b436b2 (7,423 jobs) on 32 x 4 GPUs
     ${replay} --trace "philly:${philly}" --tenant b436b2 --cluster 32x4 --out "${out}" --progress \
       --gittins-prior "${prior}" --graceful-preemption --compare "${tiresias}" ;;
+  tiresias-6214e9)  # Tiresias-style, the busier Philly VC 6214e9 (41,226 jobs) on 32 x 4 GPUs
+    ${replay} --trace "philly:${philly}" --tenant 6214e9 --cluster 32x4 --out "${out}" --progress \
+      --gittins-prior "${prior}" --graceful-preemption --compare "${tiresias}" ;;
   tiresias-n256g8)  # Tiresias-style, the whole Philly trace on 256 x 8 GPUs
     ${replay} --trace "philly:${philly}" --cluster 256x8 --out "${out}" --progress \
       --gittins-prior "${prior}" --graceful-preemption --compare "${tiresias}" ;;
@@ -61,7 +64,7 @@ case "${1:-}" in
       --gpu-mtbf-hours 400 --gpu-repair-hours 2 --checkpoint-interval-s "${1#philly-gpu-failures-}" \
       --checkpoint-cost-s 30 --restore-cost-s 60 --seed 1 --time-limit-days 140 ;;
   *)
-    echo "usage: $0 philly-full-2000 | tiresias-n32g4 | tiresias-n256g8 |" \
+    echo "usage: $0 philly-full-2000 | tiresias-n32g4 | tiresias-6214e9 | tiresias-n256g8 |" \
          "tiresias-n256g8-scale-<arrival scale> | fair-share-vcs |" \
          "preemption-urgent | topology-gangs | failures-<checkpoint interval s, 0 = none> |" \
          "gpu-failures-<checkpoint interval s> | philly-gpu-failures-<checkpoint interval s>" >&2

@@ -274,12 +274,16 @@ class any_placement_policy {
 class any_preemption_policy {
   struct iface : detail::named_iface {
     [[nodiscard]] virtual std::unique_ptr<iface> clone() const = 0;
+    virtual void begin_cycle(const schedule_context&) = 0;
     virtual preemption_plan select(const schedule_context&, const job_spec&, fit_probe) = 0;
     virtual void on_preempted(const schedule_context&, const job_spec&, const preemption_plan&) = 0;
   };
   template <class P>
   struct model final : detail::model_base<iface, P, model<P>> {
     using detail::model_base<iface, P, model<P>>::model_base;
+    void begin_cycle(const schedule_context& c) override {
+      if constexpr (requires { this->p.begin_cycle(c); }) this->p.begin_cycle(c);
+    }
     preemption_plan select(const schedule_context& c, const job_spec& j, fit_probe f) override {
       return this->p.select(c, j, f);
     }
@@ -296,6 +300,8 @@ class any_preemption_policy {
   any_preemption_policy(P p)  // NOLINT(google-explicit-constructor)
       : self_(std::make_unique<model<P>>(std::move(p))) {}
   [[nodiscard]] std::string_view name() const { return self_->name(); }
+  /// Forwards the optional `begin_cycle(ctx)` hook (a no-op for a policy without one).
+  void begin_cycle(const schedule_context& c) { self_->begin_cycle(c); }
   preemption_plan select(const schedule_context& c, const job_spec& j, fit_probe f) {
     return self_->select(c, j, f);
   }

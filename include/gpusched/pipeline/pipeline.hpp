@@ -79,7 +79,9 @@ struct cycle_result {
 /// tentative placement and before commit (quota checks on the exact placement, backfill reservation
 /// checks; a refusal rolls the transaction back; only the free-quota path of step 5 preempts
 /// after it); `reclaim_for` and `approve_reclaim` (step 5); `on_committed(ctx, decision)` and
-/// `on_admitted(ctx, job)` after a commit.
+/// `on_admitted(ctx, job)` after a commit. Optional preemption hook: `begin_cycle(ctx)` before
+/// ordering (a policy may keep state derived from the ledger for the rest of the cycle, e.g.
+/// `las_preemption`'s ranked running jobs, keyed on `ledger::version()`).
 ///
 /// An `incremental_ordering_policy` is told of every change the pipeline makes: `on_released`
 /// for each victim and the old size of each shrunk job just before the commit, `on_admitted`
@@ -151,6 +153,7 @@ class pipeline {
     check_ids(book, pending);
     const schedule_context ctx(book, now, rng);
     if constexpr (requires { admit_.begin_cycle(ctx); }) admit_.begin_cycle(ctx);
+    if constexpr (requires { preempt_.begin_cycle(ctx); }) preempt_.begin_cycle(ctx);
 
     queue_.clear();
     for (const auto& j : pending) queue_.push_back(&j);

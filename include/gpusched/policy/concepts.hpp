@@ -321,7 +321,8 @@ concept placement_policy =
 /// pipeline re-checks); a preemptor that cannot be satisfied evicts nobody (empty victims).
 /// Optional: `shrinks` (elastic jobs, none also among `victims`), with `probe(victims, shrinks)`
 /// true; and a hook `p.on_preempted(ctx, job, plan)` the pipeline calls after it committed a
-/// plan (for thrash protection).
+/// plan (for thrash protection); and `p.begin_cycle(ctx)`, called by the pipeline before each
+/// cycle (a policy may keep state derived from the ledger until the next one).
 /// Complexity: policy-specific; document the number of probes.
 /// Models: `priority_preemption`, `no_preemption`, `checkpoint_aware_preemption`,
 /// `kube_default_preemption`.

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <string_view>
 
 #include <type_traits>
 #include <vector>
@@ -63,9 +64,50 @@ gs::ledger sixty_free(gs::random_engine& g) {
   REQUIRE(book.state().total_free_whole_gpus() == 60);
   return book;
 }
+/// A preemption policy that counts `begin_cycle` calls and the selects after each.
+struct cycle_counting_preemption {
+  using policy_category = gs::preemption_tag;
+  int* cycles;
+  std::vector<int>* select_cycles;  // the cycle count seen by each select
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "cycle-counting"; }
+  void begin_cycle(const gs::schedule_context& /*ctx*/) { ++*cycles; }
+  gs::preemption_plan select(const gs::schedule_context& /*ctx*/, const gs::job_spec& /*j*/,
+                             gs::fit_probe /*probe*/) {
+    select_cycles->push_back(*cycles);
+    return {};
+  }
+};
 }  // namespace
 
 TEST_SUITE("pipeline") {
+  TEST_CASE("the pipeline calls the preemption policy's begin_cycle before each cycle") {
+    // Checked for the static pipeline and through any_preemption_policy (the replay tool's
+    // any_pipeline): las_preemption keeps its ranking only between two such calls.
+    int cycles = 0;
+    std::vector<int> seen;
+    const cycle_counting_preemption counting{&cycles, &seen};
+    gs::random_engine g(1);
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(1, 8)));
+    std::vector<gs::job_spec> jobs = {gang(1, 1, 8), gang(2, 1, 8), gang(3, 1, 8)};
+    auto p = gs::make_pipeline(counting);
+    p.schedule(book, jobs, {}, g);  // job 1 runs; 2 and 3 ask for victims in cycle 1
+    std::vector<gs::job_spec> rest = {gang(2, 1, 8), gang(3, 1, 8)};
+    p.schedule(book, rest, {}, g);
+    CHECK(cycles == 2);
+    CHECK(seen == std::vector<int>{1, 1, 2, 2});
+
+    cycles = 0;
+    seen.clear();
+    gs::ledger book2(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(1, 8)));
+    gs::any_pipeline any(gs::make_ordering_policy("fifo"), gs::make_admission_policy("gang"),
+                         gs::make_packing_policy("first-fit"),
+                         gs::make_placement_policy("first-fit"), counting);
+    any.schedule(book2, jobs, {}, g);
+    any.schedule(book2, rest, {}, g);
+    CHECK(cycles == 2);
+    CHECK(seen == std::vector<int>{1, 1, 2, 2});
+  }
+
   TEST_CASE(
       "a 64-rank gang on 60 free GPUs is not admitted, holds nothing, and smaller jobs "
       "behind it proceed under best effort") {

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gpusched/check/invariants.hpp>
@@ -13,6 +18,7 @@
 #include <gpusched/sim/simulator.hpp>
 
 #include "generators.hpp"
+#include "preemption_fixtures.hpp"
 
 namespace gs = gpusched;
 using namespace gpusched::literals;
@@ -33,6 +39,26 @@ gs::sim_job las_job(unsigned id, double submit_s, double work_s, int gpus, int p
 }
 double finish_of(const gs::job_record& r) { return gs::to_seconds(r.finish.value()); }
 double start_of(const gs::job_record& r) { return gs::to_seconds(r.first_start.value()); }
+
+/// Runs `gpus` whole GPUs of job `id` (submitted at `submit_s`) wherever first-fit puts them,
+/// started at `start_s`.
+void run_job(gs::ledger& book, unsigned id, double submit_s, int gpus, double start_s,
+             bool preemptible = true) {
+  auto j = las_job(id, submit_s, 10, gpus).spec;
+  j.preemptible = preemptible;
+  REQUIRE(gs::testing::run_anywhere(
+      book, j, gs::at(gs::sim_duration{static_cast<std::int64_t>(start_s * 1000)})));
+}
+
+/// A probe that records what it was asked and says the preemptor fits once `need` victims go.
+struct counting_probe {
+  std::size_t need;
+  std::vector<std::vector<gs::job_id>>* log;
+  bool operator()(std::span<const gs::job_id> v) {
+    log->emplace_back(v.begin(), v.end());
+    return v.size() >= need;
+  }
+};
 
 /// 2D-LAS as Tiresias runs it: LAS order and LAS-queue preemption over one shared record.
 gs::any_pipeline tiresias_las(const std::shared_ptr<gs::service_record>& rec) {
@@ -227,5 +253,173 @@ TEST_SUITE("sim/las_preemption") {
     }
     auto unknown = las_job(10, 50, 100, 2).spec;  // no estimate: never preempts
     CHECK(p.select(ctx, unknown, probe).victims.empty());
+  }
+
+  TEST_CASE("within a cycle the kept ranking follows ledger, record and clock changes") {
+    // Each step below changes one input of the running jobs' queues after a first select in
+    // the same cycle; a kept ranking that ignored that input would answer no_victims again.
+    auto rec = std::make_shared<gs::service_record>();
+    gs::ledger book(one_node(4, 2));
+    run_job(book, 1, 0, 2, 0);  // attained 2 GPUs x now: queue 0 until t = 1800
+    gs::random_engine rng(1);
+    const auto newcomer = las_job(9, 50, 10, 4).spec;
+    std::vector<std::vector<gs::job_id>> log;
+    counting_probe probe{1, &log};
+    gs::las_preemption p(rec);
+    const gs::schedule_context at100(book, gs::at(gs::seconds(100)), rng);
+    p.begin_cycle(at100);
+    CHECK(p.select(at100, newcomer, probe).why.code == gs::reason_code::no_victims);
+    CHECK(log.empty());
+
+    // ledger: a demoted job starts (rec: 5,000 GPU-s) - it is a victim at once
+    rec->add(gs::job_id{2}, 5000, gs::seconds(2500));
+    p.begin_cycle(at100);
+    CHECK(p.select(at100, newcomer, probe).why.code == gs::reason_code::no_victims);
+    run_job(book, 2, 10, 2, 100);
+    auto plan = p.select(at100, newcomer, probe);
+    REQUIRE(plan.victims.size() == 1);
+    CHECK(plan.victims[0] == gs::job_id{2});
+
+    // record: job 1 is credited past the threshold while the ledger stays as it is
+    book.release(gs::job_id{2});
+    p.begin_cycle(at100);
+    CHECK(p.select(at100, newcomer, probe).victims.empty());
+    rec->add(gs::job_id{1}, 4000, gs::seconds(2000));
+    plan = p.select(at100, newcomer, probe);
+    REQUIRE(plan.victims.size() == 1);
+    CHECK(plan.victims[0] == gs::job_id{1});
+
+    // clock: job 3 passes 3,600 GPU-s between t = 100 and t = 2,000 (2 GPUs x 1,800 s)
+    book.release(gs::job_id{1});
+    run_job(book, 3, 0, 2, 0);
+    rec->add(gs::job_id{5}, 9000, gs::seconds(4500));  // for the other ledger below
+    p.begin_cycle(at100);
+    CHECK(p.select(at100, newcomer, probe).victims.empty());
+    const gs::schedule_context at2000(book, gs::at(gs::seconds(2000)), rng);
+    plan = p.select(at2000, newcomer, probe);
+    REQUIRE(plan.victims.size() == 1);
+    CHECK(plan.victims[0] == gs::job_id{3});
+
+    // another ledger with the same version, clock and record is not mistaken for the first
+    gs::ledger other(one_node(4, 2));
+    run_job(other, 4, 0, 2, 0);
+    run_job(other, 5, 0, 2, 0);
+    other.release(gs::job_id{4});
+    run_job(other, 6, 0, 1, 0);
+    run_job(other, 7, 0, 1, 0);
+    REQUIRE(other.version() == book.version());
+    const gs::schedule_context other_ctx(other, gs::at(gs::seconds(2000)), rng);
+    plan = p.select(other_ctx, newcomer, probe);
+    REQUIRE(plan.victims.size() == 1);
+    CHECK(plan.victims[0] == gs::job_id{5});
+  }
+
+  TEST_CASE("a policy keeping its ranking within a cycle plans and probes as ranking afresh") {
+    // Random running jobs with random attained service / estimates; many preemptors per cycle.
+    // Property: the kept ranking (begin_cycle once) probes only prefixes of the candidate list
+    // an independent oracle builds afresh (filter rank > preemptor's, sort by rank, submit, id,
+    // all descending), and plans its shortest fitting prefix - as before the kept ranking.
+    const auto seed = gs::seed_from_env(8004);
+    MESSAGE("seed " << seed);
+    gs::random_engine g(seed);
+    const std::vector<double> thresholds{600.0, 3600.0, 20000.0};
+    std::size_t placed = 0, refused = 0;
+    for (int round = 0; round < 20; ++round) {
+      auto rec = std::make_shared<gs::service_record>();
+      gs::ledger book(one_node(8, 4));
+      const gs::sim_time now = gs::at(gs::seconds(10'000));
+      unsigned id = 1;
+      for (int k = 0; k < 40; ++k, ++id) {
+        // one random draw per statement (argument evaluation order is unspecified)
+        const auto submit = static_cast<double>(gs::uniform_index(g, 3));
+        const int gpus = 1 << gs::uniform_index(g, 2);
+        auto j = las_job(id, submit, 10, gpus).spec;
+        j.preemptible = gs::uniform_index(g, 5) != 0;
+        if (gs::uniform_index(g, 4) != 0) {
+          j.expected_duration = gs::seconds(static_cast<std::int64_t>(gs::uniform_index(g, 9000)));
+        }
+        const auto start = now - gs::seconds(static_cast<std::int64_t>(gs::uniform_index(g, 5000)));
+        if (!gs::testing::run_anywhere(book, j, start)) continue;
+        const auto attained = static_cast<double>(gs::uniform_index(g, 30000));
+        rec->add(j.id, attained,
+                 gs::seconds(static_cast<std::int64_t>(gs::uniform_index(g, 3000))));
+      }
+      // the preemptors' attained service is recorded before the cycle (the simulator changes
+      // the record only between cycles); a record change would rebuild the ranking
+      std::vector<gs::job_spec> preemptors;
+      for (int q = 0; q < 30; ++q, ++id) {
+        auto pre = las_job(id, 5, 10, 1 + static_cast<int>(gs::uniform_index(g, 8))).spec;
+        if (gs::uniform_index(g, 4) != 0) {
+          pre.expected_duration =
+              gs::seconds(static_cast<std::int64_t>(gs::uniform_index(g, 9000)));
+        }
+        rec->add(pre.id, static_cast<double>(gs::uniform_index(g, 30000)), gs::seconds(0));
+        preemptors.push_back(pre);
+      }
+      gs::random_engine rng(1);
+      const gs::schedule_context ctx(book, now, rng);
+      gs::las_preemption las(rec, thresholds);
+      gs::srtf_preemption srsf(rec, true);
+      las.begin_cycle(ctx);
+      srsf.begin_cycle(ctx);
+      // the oracle: candidates ranked above `mine`, in eviction order, built afresh
+      const auto oracle = [&](auto rank_of, double mine) {
+        struct c {
+          double rank;
+          gs::sim_time submit;
+          gs::job_id id;
+        };
+        std::vector<c> cs;
+        for (const auto& r : book.running()) {
+          const double rk = rank_of(r);
+          if (r.spec.preemptible && rk > mine) cs.push_back({rk, r.spec.submit, r.spec.id});
+        }
+        std::sort(cs.begin(), cs.end(), [](const c& a, const c& b) {
+          return std::tie(a.rank, a.submit, a.id) > std::tie(b.rank, b.submit, b.id);
+        });
+        std::vector<gs::job_id> ids;
+        for (const auto& x : cs) ids.push_back(x.id);
+        return ids;
+      };
+      const auto check = [&](const gs::preemption_plan& plan, const std::vector<gs::job_id>& want,
+                             const std::vector<std::vector<gs::job_id>>& log, std::size_t need) {
+        for (const auto& v : log) {
+          REQUIRE(v.size() <= want.size());
+          CHECK(std::equal(v.begin(), v.end(), want.begin()));
+        }
+        if (need <= want.size()) {
+          ++placed;
+          CHECK(plan.victims ==
+                std::vector<gs::job_id>(want.begin(),
+                                        want.begin() + static_cast<std::ptrdiff_t>(need)));
+        } else {
+          ++refused;
+          CHECK(plan.victims.empty());
+          CHECK(plan.why.code == gs::reason_code::no_victims);
+          CHECK(plan.why.available == static_cast<std::int64_t>(want.size()));
+        }
+      };
+      for (const auto& pre : preemptors) {
+        const std::size_t need = 1 + gs::uniform_index(g, 12);
+        std::vector<std::vector<gs::job_id>> log;
+        counting_probe probe{need, &log};
+        const auto a = las.select(ctx, pre, probe);
+        check(a,
+              oracle(
+                  [&](const gs::running_job& r) {
+                    return static_cast<double>(las.queue_of(las.attained(r, now)));
+                  },
+                  static_cast<double>(las.queue_of(las.attained(pre)))),
+              log, need);
+        log.clear();
+        const auto b = srsf.select(ctx, pre, probe);
+        check(b,
+              oracle([&](const gs::running_job& r) { return srsf.remaining(r, now); },
+                     srsf.remaining(pre)),
+              log, need);
+      }
+    }
+    CHECK(placed > 100);  // both outcomes are exercised
+    CHECK(refused > 100);
   }
 }

@@ -56,6 +56,7 @@ class service_record {
     auto& e = entries_[j];
     e.gpu_seconds += gpu_seconds;
     e.executed += executed;
+    ++version_;
   }
   [[nodiscard]] double gpu_seconds(job_id j) const {
     const auto it = entries_.find(j);
@@ -65,7 +66,14 @@ class service_record {
     const auto it = entries_.find(j);
     return it == entries_.end() ? sim_duration{0} : it->second.executed;
   }
-  void erase(job_id j) { entries_.erase(j); }
+  void erase(job_id j) {
+    entries_.erase(j);
+    ++version_;
+  }
+  /// A generation counter, bumped by every `add` and `erase` (also one that changed nothing):
+  /// a holder that caches values derived from the record (`las_preemption`) tells from it
+  /// whether the record may have changed since. O(1).
+  [[nodiscard]] std::uint64_t version() const noexcept { return version_; }
 
  private:
   struct entry {
@@ -73,6 +81,7 @@ class service_record {
     sim_duration executed{0};
   };
   std::unordered_map<job_id, entry> entries_;
+  std::uint64_t version_ = 0;  // see version()
 };
 
 /// @brief An empirical distribution of job service (GPU-seconds), for Gittins indices.

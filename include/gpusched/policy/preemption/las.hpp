@@ -16,8 +16,10 @@
 /// preemptor fits (galloping then bisection, as `priority_preemption`; every returned set has
 /// probed true). Nobody is evicted if all candidates together do not make room. Jobs of one
 /// queue never preempt each other, so a job cannot be preempted by one it would be ordered
-/// after. Complexity O(R log R + log R x probe) for R running jobs; O(R) when no running job
-/// is in a lower queue than the preemptor.
+/// after. Complexity O(R log R + log R x probe) for R running jobs; within a pipeline cycle
+/// (`begin_cycle`) the running jobs are ranked once per change of the ledger, so a further call
+/// costs O(log R + log R x probe), and no probe when no running job is in a lower queue than
+/// the preemptor (`detail::ranked_victims`; same plans as ranking afresh).
 ///
 /// `srtf_preemption`: the preemptive form of the SRTF/SRSF oracle (`srtf_ordering`), Tiresias'
 /// SRSF baseline: a pending job preempts running jobs whose remaining time (SRSF: remaining
@@ -29,8 +31,9 @@
 /// only falls while a job runs, no two jobs can preempt each other back and forth.
 #pragma once
 
-#include <algorithm>  // std::sort, std::min, std::upper_bound, std::max
+#include <algorithm>  // std::sort, std::min, std::upper_bound, std::max, std::partition_point
 #include <cstddef>    // std::ptrdiff_t
+#include <cstdint>
 #include <limits>
 #include <memory>  // std::shared_ptr
 #include <span>
@@ -44,35 +47,86 @@
 #include "gpusched/policy/context.hpp"
 #include "gpusched/policy/ordering/las.hpp"
 #include "gpusched/policy/preemption/prefix_search.hpp"
+#include "gpusched/workload/ledger.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
 namespace detail {
-/// Candidate victims with a rank (higher: evicted first), the scratch both policies of this
-/// file reuse across calls. `plan` orders them by rank, then latest submit, then highest id,
-/// and takes the shortest prefix after which the preemptor fits. O(n log n + log n probes).
+/// The running, preemptible jobs ranked for eviction (higher rank first, then latest submit,
+/// then highest id: a strict total order, ids being distinct), the scratch both policies of
+/// this file share. A preemptor's candidates are the jobs ranked strictly above its own rank,
+/// which in that order are a prefix; `plan_above` takes the shortest sub-prefix of it after
+/// which the preemptor fits (`shortest_prefix_plan`).
+///
+/// Within a cycle (after `begin_cycle`) the ranked list is kept while the ledger (address and
+/// `version()`), `now` and the service record's `version()` are unchanged - every input of a
+/// rank - so a cycle with P jobs that do not fit ranks the R running jobs once per change of
+/// the ledger instead of P times. The candidates of a preemptor, and so its probes and plan,
+/// are exactly those of filtering then sorting afresh: the kept list is sorted by the same
+/// total order, and the jobs ranked above a threshold are its prefix. Outside a cycle the list
+/// is rebuilt on every call. Rebuild O(R log R); `plan_above` O(log R + log R probes).
 class ranked_victims {
  public:
-  void clear() noexcept { cand_.clear(); }
-  void add(double rank, const running_job& r) { cand_.push_back({rank, &r}); }
-  [[nodiscard]] preemption_plan plan(fit_probe& probe) {
+  /// Starts a cycle: the list may be kept across calls until the next `begin_cycle`. O(1).
+  void begin_cycle() noexcept {
+    in_cycle_ = true;
+    built_ = false;
+  }
+  /// True when the list built for the same ledger, version, `now` and record version can be
+  /// reused (only within a cycle). O(1).
+  [[nodiscard]] bool current(const ledger& book, sim_time now,
+                             std::uint64_t record_version) const noexcept {
+    return in_cycle_ && built_ && book_ == &book && book_version_ == book.version() &&
+           now_ == now && record_version_ == record_version;
+  }
+  /// Empties the list before a rebuild for (`book`, `now`, `record_version`). O(1).
+  void reset(const ledger& book, sim_time now, std::uint64_t record_version) noexcept {
+    cand_.clear();
+    ids_.clear();
+    book_ = &book;
+    book_version_ = book.version();
+    now_ = now;
+    record_version_ = record_version;
+    built_ = false;
+  }
+  void add(double rank, const running_job& r) { cand_.push_back({rank, r.spec.submit, r.spec.id}); }
+  /// Sorts the added jobs into eviction order. O(R log R).
+  void sort() {
     std::sort(cand_.begin(), cand_.end(), [](const candidate& a, const candidate& b) {
       if (a.rank != b.rank) return a.rank > b.rank;
-      if (a.job->spec.submit != b.job->spec.submit) return a.job->spec.submit > b.job->spec.submit;
-      return a.job->spec.id > b.job->spec.id;
+      if (a.submit != b.submit) return a.submit > b.submit;
+      return a.id > b.id;
     });
-    prefix_.clear();
-    for (const auto& c : cand_) prefix_.push_back(c.job->spec.id);
-    return shortest_prefix_plan(prefix_, probe);
+    ids_.clear();
+    for (const auto& c : cand_) ids_.push_back(c.id);
+    built_ = true;
+  }
+  /// Number of jobs ranked strictly above `rank`. O(log R).
+  [[nodiscard]] std::size_t count_above(double rank) const noexcept {
+    const auto it = std::partition_point(cand_.begin(), cand_.end(),
+                                         [&](const candidate& c) { return c.rank > rank; });
+    return static_cast<std::size_t>(it - cand_.begin());
+  }
+  /// The plan of a preemptor of rank `rank`: the shortest fitting prefix of the jobs ranked
+  /// strictly above it, or `no_victims` with their number. O(log R + log R probes).
+  [[nodiscard]] preemption_plan plan_above(double rank, fit_probe& probe) const {
+    return shortest_prefix_plan(std::span<const job_id>(ids_).first(count_above(rank)), probe);
   }
 
  private:
   struct candidate {
     double rank;
-    const running_job* job;
+    sim_time submit;
+    job_id id;
   };
   std::vector<candidate> cand_;
-  std::vector<job_id> prefix_;
+  std::vector<job_id> ids_;  // cand_'s ids, in the same order
+  const ledger* book_ = nullptr;
+  std::uint64_t book_version_ = 0;
+  sim_time now_{};
+  std::uint64_t record_version_ = 0;
+  bool in_cycle_ = false;
+  bool built_ = false;
 };
 }  // namespace detail
 
@@ -101,16 +155,23 @@ class las_preemption {
                                     thresholds_.begin());
   }
 
+  /// Starts a scheduling cycle (the pipeline calls it): the running jobs' queues are then
+  /// computed once per change of the ledger, `now` or the record instead of once per call
+  /// (`detail::ranked_victims`); the plans are the same. O(1).
+  void begin_cycle(const schedule_context& /*ctx*/) noexcept { victims_.begin_cycle(); }
+
   [[nodiscard]] preemption_plan select(const schedule_context& ctx, const job_spec& j,
                                        fit_probe probe) {
     const std::size_t mine = queue_of(attained(j));
-    victims_.clear();
-    for (const auto& r : ctx.book().running()) {
-      if (!r.spec.preemptible) continue;
-      const std::size_t q = queue_of(attained(r, ctx.now()));
-      if (q > mine) victims_.add(static_cast<double>(q), r);
+    if (!victims_.current(ctx.book(), ctx.now(), record_->version())) {
+      victims_.reset(ctx.book(), ctx.now(), record_->version());
+      for (const auto& r : ctx.book().running()) {
+        if (r.spec.preemptible)
+          victims_.add(static_cast<double>(queue_of(attained(r, ctx.now()))), r);
+      }
+      victims_.sort();
     }
-    return victims_.plan(probe);
+    return victims_.plan_above(static_cast<double>(mine), probe);
   }
 
  private:
@@ -122,7 +183,8 @@ class las_preemption {
 static_assert(preemption_policy<las_preemption>);
 
 /// @brief Preemptive shortest-remaining-time (SRTF) or -service (SRSF) oracle; see the file
-/// documentation. Complexity O(R log R + log R x probe) for R running jobs.
+/// documentation. Complexity O(R log R + log R x probe) for R running jobs; within a cycle, as
+/// `las_preemption`, O(log R + log R x probe) while the ledger is unchanged.
 class srtf_preemption {
  public:
   using policy_category = preemption_tag;
@@ -143,16 +205,19 @@ class srtf_preemption {
     return scaled(r.spec, left(r.spec, record_->executed(r.spec.id) + stint));
   }
 
+  /// Starts a scheduling cycle (the pipeline calls it); as `las_preemption::begin_cycle`.
+  void begin_cycle(const schedule_context& /*ctx*/) noexcept { victims_.begin_cycle(); }
+
   [[nodiscard]] preemption_plan select(const schedule_context& ctx, const job_spec& j,
                                        fit_probe probe) {
-    const double mine = remaining(j);
-    victims_.clear();
-    for (const auto& r : ctx.book().running()) {
-      if (!r.spec.preemptible) continue;
-      const double rem = remaining(r, ctx.now());
-      if (rem > mine) victims_.add(rem, r);
+    if (!victims_.current(ctx.book(), ctx.now(), record_->version())) {
+      victims_.reset(ctx.book(), ctx.now(), record_->version());
+      for (const auto& r : ctx.book().running()) {
+        if (r.spec.preemptible) victims_.add(remaining(r, ctx.now()), r);
+      }
+      victims_.sort();
     }
-    return victims_.plan(probe);
+    return victims_.plan_above(remaining(j), probe);
   }
 
  private:
