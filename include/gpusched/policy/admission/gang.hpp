@@ -195,6 +195,17 @@ class gang_admission {
     return {verdict::admit, {}};
   }
 
+  /// The growth step's check (see `pipeline`): a running job may grow only while no backfill
+  /// reservation is held, since grown tasks run until the job ends and could delay the
+  /// reserved gang; refused with reason `reservation` naming the first reserved job otherwise.
+  /// O(1).
+  [[nodiscard]] admission_verdict approve_growth(const schedule_context&, const running_job&,
+                                                 std::span<const task_allocation>) const {
+    if (reserved_.empty()) return {verdict::admit, {}};
+    return {verdict::defer, reason{reason_code::reservation, resource_kind::none, 0, 0, -1,
+                                   reserved_.front().job, reserved_.front().start}};
+  }
+
   /// Checks, after `j` was placed tentatively in `tx`, that starting it now delays no
   /// reservation. Per reservation that `j` outlives: O(tasks x log nodes) when `j` fits beside
   /// the recorded state, else O(releases + placements).
