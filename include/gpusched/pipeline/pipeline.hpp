@@ -466,9 +466,7 @@ class pipeline {
     if (tx.grown().empty()) return;  // ~tx rolls back (nothing to undo)
     // the admission policy judges the added tasks; drop the newest until it approves
     if constexpr (requires(std::span<const task_allocation> added) {
-                    {
-                      admit_.approve_growth(ctx, r, added)
-                    } -> std::same_as<admission_verdict>;
+                    { admit_.approve_growth(ctx, r, added) } -> std::same_as<admission_verdict>;
                   }) {
       while (!tx.grown().empty()) {
         added_tasks(tx);

@@ -342,9 +342,8 @@ class ledger::transaction {
       }
     }
     if (grown_here(s.job)) {
-      throw invalid_value_error(error_id::inconsistent, "transaction shrink of job " + who,
-                                "group", std::to_string(s.group),
-                                "the job was grown in this transaction");
+      throw invalid_value_error(error_id::inconsistent, "transaction shrink of job " + who, "group",
+                                std::to_string(s.group), "the job was grown in this transaction");
     }
     l_->tx_shrunk_.push_back(s);
     apply_shrink(*r, s, -1);
@@ -369,9 +368,9 @@ class ledger::transaction {
     }
     const std::string where = "transaction grow of job " + who;
     if (a.group >= r->spec.groups.size()) {
-      throw invalid_value_error(error_id::invalid_value, where, "group", std::to_string(a.group),
-                                "no such group (the job has " +
-                                    std::to_string(r->spec.groups.size()) + ")");
+      throw invalid_value_error(
+          error_id::invalid_value, where, "group", std::to_string(a.group),
+          "no such group (the job has " + std::to_string(r->spec.groups.size()) + ")");
     }
     const auto& g = r->spec.groups[a.group];
     const std::string gw = where + " group '" + g.name + "'";
@@ -460,8 +459,8 @@ class ledger::transaction {
     close();
   }
 
-  /// Makes evictions, shrinks and grows final and, if anything was placed, registers it as running job
-  /// `spec` started at `start`. @pre `spec.id` is not running (unless it is among the evicted).
+  /// Makes evictions, shrinks and grows final and, if anything was placed, registers it as running
+  /// job `spec` started at `start`. @pre `spec.id` is not running (unless it is among the evicted).
   void commit(job_spec spec, sim_time start) {
     GPUSCHED_EXPECTS(l_ != nullptr);
     bump_if_changed();

@@ -113,13 +113,12 @@ TEST_SUITE("workload/ledger/grow") {
     const auto ok_task = *task_on(book, el, 0, 1);
     {
       auto tx = book.begin();
-      CHECK_THROWS_WITH_AS(tx.grow(gs::job_id{9}, ok_task),
-                           doctest::Contains("field 'grow' = 9"), gs::invalid_value_error);
+      CHECK_THROWS_WITH_AS(tx.grow(gs::job_id{9}, ok_task), doctest::Contains("field 'grow' = 9"),
+                           gs::invalid_value_error);
       auto bad_group = ok_task;
       bad_group.group = 3;
       CHECK_THROWS_WITH_AS(tx.grow(gs::job_id{1}, bad_group),
-                           doctest::Contains("job 1: field 'group' = 3"),
-                           gs::invalid_value_error);
+                           doctest::Contains("job 1: field 'group' = 3"), gs::invalid_value_error);
       CHECK_THROWS_WITH_AS(tx.grow(gs::job_id{2}, ok_task),
                            doctest::Contains("job 2 group 'w': field 'group' = 0: not elastic"),
                            gs::invalid_value_error);

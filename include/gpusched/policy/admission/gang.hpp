@@ -218,7 +218,7 @@ class gang_admission {
     for (std::size_t i = 0; i < reserved_.size(); ++i) {
       if (reserved_[i].job != j.id) continue;
       const ledger::transaction::savepoint before{0, tx.shrunk().size(), tx.evicted().size(),
-                                                   tx.grown().size()};
+                                                  tx.grown().size()};
       chosen_.assign(tx.placed().begin(), tx.placed().end());
       if (!same_shape(ctx.state(), chosen_, pinned_[i])) break;  // e.g. an elastic gang shrunk
       tx.rollback_to(before);

@@ -350,7 +350,7 @@ class quota_admission {
         std::max<std::int64_t>(0, j.task_count() - static_cast<std::int64_t>(tx.placed().size()));
     if (granted >= slack) return why;
     const ledger::transaction::savepoint before{0, tx.shrunk().size(), tx.evicted().size(),
-                                                   tx.grown().size()};
+                                                tx.grown().size()};
     sized_ = j;
     auto try_reduction = [&](std::int64_t x) -> std::optional<quota_shortfall> {
       tx.rollback_to(before);
