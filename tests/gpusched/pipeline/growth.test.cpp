@@ -72,7 +72,7 @@ TEST_SUITE("pipeline/growth") {
     // the text names the added tasks
     CHECK(gr.placement[0].node == gs::node_index{0});
     CHECK(gr.placement[1].node == gs::node_index{0});
-    CHECK(gs::describe(gr, book.state(), book.find(gs::job_id{7})) ==
+    CHECK(gs::describe(gr, book.state(), &book.find(gs::job_id{7})->spec) ==
           "grow job 7 'j7' group 'w' from 2 to 4 tasks (maximum 4) on n0[gpu0-1], n0[gpu2-3]: "
           "12 GPUs free after the queue was served");
     CHECK(book.find(gs::job_id{7})->tasks_in_group(0) == 4);
@@ -168,13 +168,13 @@ TEST_SUITE("pipeline/growth") {
       head.expected_duration = gs::seconds(10);
       auto pipe = gs::make_pipeline(gs::gang_admission{mode});
       gs::random_engine g(1);
-      const auto res = pipe.schedule(book, {head}, {}, g);
+      const auto res = pipe.schedule(book, std::vector<gs::job_spec>{head}, {}, g);
       CHECK(res.decisions[0].kind == gs::verdict::defer);
       CHECK(res.grown.empty());
       CHECK(book.find(gs::job_id{7})->tasks.size() == 2);
       // best effort: the 8-GPU job waits, and growth takes the 4 free GPUs
       auto best = gs::make_pipeline();
-      CHECK(best.schedule(book, {head}, {}, g).grown.size() == 1);
+      CHECK(best.schedule(book, std::vector<gs::job_spec>{head}, {}, g).grown.size() == 1);
     }
   }
 
@@ -201,7 +201,8 @@ TEST_SUITE("pipeline/growth") {
     CHECK(pipe.admission().quotas().usage(q, d.index()) == 6);  // charged by on_grown
     // a team-a job of 2 GPUs in the same state is now over quota
     auto more = elastic(9, 1, 2, 1, 1);
-    CHECK(pipe.schedule(book, {more}, {}, g).decisions[0].why.code == gs::reason_code::over_quota);
+    CHECK(pipe.schedule(book, std::vector<gs::job_spec>{more}, {}, g).decisions[0].why.code ==
+          gs::reason_code::over_quota);
   }
 
   TEST_CASE("an incremental ordering is told of every growth") {
@@ -218,7 +219,8 @@ TEST_SUITE("pipeline/growth") {
     pipe.set_options(no_growth());
     run_at(book, a, 2);
     run_at(book, b2, 1);
-    pipe.schedule(book, {gs::testing::whole_gpu_job(3, 1, 1)}, {}, g);  // builds its state
+    pipe.schedule(book, std::vector<gs::job_spec>{gs::testing::whole_gpu_job(3, 1, 1)}, {},
+                  g);  // builds its state
     pipe.set_options({});
     const auto res = pipe.schedule(book, {}, {}, g);
     REQUIRE(res.grown.size() == 2);
