@@ -104,10 +104,12 @@ struct cycle_result {
 ///    and growth never preempts. Skipped when a strict queue is blocked (`on_unplaced` said
 ///    `block`): the head waits for capacity and growth would take it. Candidates: running
 ///    jobs with an elastic group below its `count`, except those admitted or shrunk in this
-///    cycle (they were just sized; the next cycle may grow them). They are ranked by the
-///    ordering policy (`Order::order` over their specs, after a (start, id) pre-sort that makes
-///    ties deterministic): the job a fair-share ordering would serve first gets the free
-///    capacity first. Each job grows in its own transaction, group by group, one task at a
+///    cycle (they were just sized; the next cycle may grow them). They grow in order of the
+///    fraction of their full size they run (tasks / `task_count()`, smallest first: max-min
+///    over elastic jobs), then earlier start, then smaller id: deterministic, and without a
+///    second `Order::order` call, which would overwrite per-call diagnostics (`drf_ordering::
+///    picks`) and was meant for pending jobs (pending work, ordered by `Order`, goes first
+///    anyway). Each job grows in its own transaction, group by group, one task at a
 ///    time: the packing policy's `fit` on the nodes the job already uses (in its task order:
 ///    locality, NVLink and fabric peers of its workers), else its `pack` anywhere; a group stops
 ///    at its maximum or at the first task that fits nowhere. The admission policy's optional
@@ -412,18 +414,19 @@ class pipeline {
       }
     }
     if (grow_candidates_.empty()) return;
+    // smallest fraction of its full size first (exact: cross-multiplied task counts), then
+    // earlier start, then smaller id
     std::sort(grow_candidates_.begin(), grow_candidates_.end(),
               [](const running_job* a, const running_job* b) {
+                const auto fa = static_cast<std::int64_t>(a->tasks.size()) * b->spec.task_count();
+                const auto fb = static_cast<std::int64_t>(b->tasks.size()) * a->spec.task_count();
+                if (fa != fb) return fa < fb;
                 return a->start != b->start ? a->start < b->start : a->spec.id < b->spec.id;
               });
-    queue_.clear();
-    for (const running_job* r : grow_candidates_) queue_.push_back(&r->spec);
-    order_.order(ctx, std::span<const job_spec*>(queue_));
     std::int32_t budget = options_.max_grown_tasks;
-    for (const job_spec* spec : queue_) {
+    for (const running_job* r : grow_candidates_) {
       if (budget == 0) break;
-      const running_job* r = book.find(spec->id);
-      if (r != nullptr) grow_one(ctx, book, *r, budget, out);
+      grow_one(ctx, book, *r, budget, out);  // a grow-only commit moves no running job
     }
   }
 

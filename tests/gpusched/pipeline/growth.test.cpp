@@ -99,6 +99,19 @@ TEST_SUITE("pipeline/growth") {
     CHECK(book.state().free_whole_gpus(gs::node_index{1}) == 8);
   }
 
+  TEST_CASE("the job running the smallest fraction of its full size grows first") {
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(1, 8)));
+    run_at(book, elastic(1, 4, 1, 1), 3, gs::at(gs::seconds(0)));  // 3 of 4: started first
+    run_at(book, elastic(2, 4, 1, 1), 1, gs::at(gs::seconds(1)));  // 1 of 4
+    run_at(book, gs::testing::whole_gpu_job(3, 1, 3), 1);          // 1 GPU left
+    auto pipe = gs::make_pipeline();
+    gs::random_engine g(1);
+    const auto res = pipe.schedule(book, {}, gs::at(gs::seconds(2)), g);
+    REQUIRE(res.grown.size() == 1);
+    CHECK(res.grown[0].job == gs::job_id{2});
+    CHECK(res.grown[0].to == 2);
+  }
+
   TEST_CASE("pending jobs are served first and growth takes only what is left") {
     gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(1, 8)));
     run_at(book, elastic(7, 4, 2, 1), 1);  // 2 GPUs held, 6 free
