@@ -47,6 +47,10 @@ struct pipeline_options {
   /// At most this many tasks added per cycle over all jobs (negative: no cap). A cap bounds the
   /// growth step's cost and how much free capacity one cycle hands to running jobs.
   std::int32_t max_grown_tasks = -1;
+  /// Grow even while a pending job of this cycle waits for room (deferred as `insufficient`,
+  /// `no_fit`, `topology` or `no_victims`). Off by default: freed GPUs would go to growth in
+  /// small pieces, cycle after cycle, and a large waiting gang could starve behind them.
+  bool grow_while_waiting = false;
 };
 
 /// @brief The decisions of one cycle, one per pending job, in the order the jobs were considered,
@@ -102,7 +106,10 @@ struct cycle_result {
 ///    job was tried, running elastic jobs below their maximum grow back toward it (a job shrunk
 ///    by a preemption decision, or started smaller than its maximum). Pending work goes first
 ///    and growth never preempts. Skipped when a strict queue is blocked (`on_unplaced` said
-///    `block`): the head waits for capacity and growth would take it. Candidates: running
+///    `block`): the head waits for capacity and growth would take it; and, unless
+///    `pipeline_options::grow_while_waiting`, when any pending job was deferred for lack of
+///    room (`insufficient`, `no_fit`, `topology`, `no_victims`): growth would take the GPUs it
+///    waits for as they free up, a few at a time. Candidates: running
 ///    jobs with an elastic group below its `count`, except those admitted or shrunk in this
 ///    cycle (they were just sized; the next cycle may grow them). They grow in order of the
 ///    fraction of their full size they run (tasks / `task_count()`, smallest first: max-min
@@ -253,7 +260,9 @@ class pipeline {
       if (d.kind == verdict::reject) continue;
       if (unplaced(ctx, *j, d.why, tools) == queue_action::block) head = j;
     }
-    if (options_.grow && head == nullptr) grow_running(ctx, book, out);
+    if (options_.grow && head == nullptr && (options_.grow_while_waiting || !waits_for_room(out))) {
+      grow_running(ctx, book, out);
+    }
   }
 
  private:
@@ -397,6 +406,23 @@ class pipeline {
       if (seen) continue;
       if (const running_job* r = book.find(shrinks[i].job)) f(*r);
     }
+  }
+
+  /// Whether a pending job of this cycle was deferred for lack of room (see
+  /// `pipeline_options::grow_while_waiting`). O(decisions).
+  static bool waits_for_room(const cycle_result& out) noexcept {
+    return std::any_of(out.decisions.begin(), out.decisions.end(), [](const decision& d) {
+      if (d.kind != verdict::defer) return false;
+      switch (d.why.code) {
+        case reason_code::insufficient:
+        case reason_code::no_fit:
+        case reason_code::topology:
+        case reason_code::no_victims:
+          return true;
+        default:
+          return false;
+      }
+    });
   }
 
   /// The growth step (step 6 of the class documentation).

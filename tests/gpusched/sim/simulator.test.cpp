@@ -37,7 +37,7 @@ double finish_s(const gs::job_record& r) { return gs::to_seconds(r.finish.value(
 /// Checkpoint-aware preemption, with the growth step on or off.
 auto shrinking_pipeline(bool grow) {
   auto p = gs::make_pipeline(gs::checkpoint_aware_preemption{});
-  p.set_options({.grow = grow, .max_grown_tasks = -1});
+  p.set_options({.grow = grow, .max_grown_tasks = -1, .grow_while_waiting = false});
   return p;
 }
 double start_s(const gs::job_record& r) { return gs::to_seconds(r.first_start.value()); }
