@@ -355,7 +355,10 @@ TEST_SUITE("sim/simulator") {
       pc.preemption = "checkpoint-aware";
       elastic = true;
     }
-    gs::simulator<gs::any_pipeline> sim(small_cluster(4, 8), gs::make_pipeline(pc), cfg);
+    auto pipe = gs::make_pipeline(pc);
+    // elastic: growth also while jobs wait, so that shrunk jobs grow back in this loaded run
+    pipe.set_options({.grow = true, .max_grown_tasks = -1, .grow_while_waiting = elastic});
+    gs::simulator<gs::any_pipeline> sim(small_cluster(4, 8), std::move(pipe), cfg);
     // Independent integral of idle and down GPUs, read from the cluster after every event time.
     double idle = 0, down = 0;
     gs::sim_time last{};
@@ -392,7 +395,8 @@ TEST_SUITE("sim/simulator") {
       CHECK(s.resizes == tot.resizes);
       CHECK(tot.grows > 0);
       CHECK(s.grows == tot.grows);
-      MESSAGE("resizes " << tot.resizes << ", preemptions " << tot.preemptions);
+      MESSAGE("resizes " << tot.resizes << ", grows " << tot.grows << ", preemptions "
+                         << tot.preemptions);
     }
   }
 
