@@ -82,6 +82,7 @@ inline std::vector<std::pair<std::string, double>> summary_rows(const sim_summar
           {"rho_max", s.rho.max},
           {"preemptions", static_cast<double>(s.preemptions)},
           {"resizes", static_cast<double>(s.resizes)},
+          {"grows", static_cast<double>(s.grows)},
           {"failures", static_cast<double>(s.failures)},
           {"gpu_failures", static_cast<double>(s.gpu_failures)},
           {"lost_preemption_gpu_h", s.lost_preemption_gpu_hours},

@@ -137,6 +137,7 @@ struct sim_summary {
   std::uint64_t preemptions = 0, failures = 0;  ///< failures: node failures
   std::uint64_t gpu_failures = 0;               ///< single-GPU failures
   std::uint64_t resizes = 0;                    ///< elastic resize events (running jobs shrunk)
+  std::uint64_t grows = 0;                      ///< running elastic jobs grown (growth step)
   double lost_preemption_gpu_hours = 0, lost_failure_gpu_hours = 0;
   double checkpoint_overhead_gpu_hours = 0;
   std::uint64_t events = 0, cycles = 0;
@@ -157,6 +158,7 @@ inline sim_summary summarize(std::span<const job_record> records,
   s.gpu_failures = totals.gpu_failures;
   s.preemptions = totals.preemptions;
   s.resizes = totals.resizes;
+  s.grows = totals.grows;
   s.makespan_s = to_seconds(totals.end - totals.start);
   s.capacity_gpu_hours = static_cast<double>(totals.capacity_gpus) *
                          static_cast<double>((totals.end - totals.start).count()) / ms_per_h;

@@ -134,6 +134,10 @@ class any_admission_policy {
                                       ledger::transaction&, const admission_tools&) = 0;
     virtual void on_committed(const schedule_context&, const decision&) = 0;
     virtual void on_admitted(const schedule_context&, const job_spec&) = 0;
+    virtual admission_verdict approve_growth(const schedule_context&, const running_job&,
+                                             std::span<const task_allocation>) = 0;
+    virtual void on_grown(const schedule_context&, const running_job&,
+                          std::span<const task_allocation>) = 0;
   };
   template <class P>
   struct model final : detail::model_base<iface, P, model<P>> {
@@ -168,6 +172,18 @@ class any_admission_policy {
     void on_admitted(const schedule_context& c, const job_spec& j) override {
       if constexpr (requires { this->p.on_admitted(c, j); }) this->p.on_admitted(c, j);
     }
+    admission_verdict approve_growth(const schedule_context& c, const running_job& r,
+                                     std::span<const task_allocation> added) override {
+      if constexpr (requires { this->p.approve_growth(c, r, added); }) {
+        return this->p.approve_growth(c, r, added);
+      } else {
+        return {verdict::admit, {}};
+      }
+    }
+    void on_grown(const schedule_context& c, const running_job& r,
+                  std::span<const task_allocation> added) override {
+      if constexpr (requires { this->p.on_grown(c, r, added); }) this->p.on_grown(c, r, added);
+    }
   };
 
  public:
@@ -191,6 +207,14 @@ class any_admission_policy {
   }
   void on_committed(const schedule_context& c, const decision& d) { self_->on_committed(c, d); }
   void on_admitted(const schedule_context& c, const job_spec& j) { self_->on_admitted(c, j); }
+  admission_verdict approve_growth(const schedule_context& c, const running_job& r,
+                                   std::span<const task_allocation> added) {
+    return self_->approve_growth(c, r, added);
+  }
+  void on_grown(const schedule_context& c, const running_job& r,
+                std::span<const task_allocation> added) {
+    self_->on_grown(c, r, added);
+  }
 
  private:
   detail::poly<iface> self_;

@@ -7,7 +7,7 @@
 /// filling the other slots with the defaults.
 #pragma once
 
-#include <algorithm>  // std::sort, std::adjacent_find
+#include <algorithm>  // std::sort, std::adjacent_find, std::find
 #include <optional>
 #include <span>
 #include <string>
@@ -39,9 +39,25 @@ using default_packing = first_fit_packing;
 using default_placement = first_fit_placement;
 using default_preemption = priority_preemption;
 
-/// @brief The decisions of one cycle, one per pending job, in the order the jobs were considered.
+/// @brief Options of a pipeline that are not policies.
+struct pipeline_options {
+  /// Grow running elastic jobs back toward their maximum with what is free after the queue
+  /// was served (the growth step; see `pipeline`). On by default.
+  bool grow = true;
+  /// At most this many tasks added per cycle over all jobs (negative: no cap). A cap bounds the
+  /// growth step's cost and how much free capacity one cycle hands to running jobs.
+  std::int32_t max_grown_tasks = -1;
+  /// Grow even while a pending job of this cycle waits for room (deferred as `insufficient`,
+  /// `no_fit`, `topology` or `no_victims`). Off by default: freed GPUs would go to growth in
+  /// small pieces, cycle after cycle, and a large waiting gang could starve behind them.
+  bool grow_while_waiting = false;
+};
+
+/// @brief The decisions of one cycle, one per pending job, in the order the jobs were considered,
+/// and the growths of running elastic jobs (the growth step), in the order they were made.
 struct cycle_result {
   std::vector<decision> decisions;
+  std::vector<growth> grown{};
   [[nodiscard]] std::size_t count(verdict v) const noexcept {
     return static_cast<std::size_t>(std::count_if(decisions.begin(), decisions.end(),
                                                   [v](const decision& d) { return d.kind == v; }));
@@ -88,11 +104,43 @@ struct cycle_result {
 /// for the new sizes and the admitted job just after it; `release(book, id, now, rng)` reports
 /// a finished job and releases it.
 ///
+/// 6. growth (`pipeline_options::grow`, on by default): with what is free after every pending
+///    job was tried, running elastic jobs below their maximum grow back toward it (a job shrunk
+///    by a preemption decision, or started smaller than its maximum). Pending work goes first
+///    and growth never preempts. Skipped when a strict queue is blocked (`on_unplaced` said
+///    `block`): the head waits for capacity and growth would take it; and, unless
+///    `pipeline_options::grow_while_waiting`, when any pending job was deferred for lack of
+///    room (`insufficient`, `no_fit`, `topology`, `no_victims`): growth would take the GPUs it
+///    waits for as they free up, a few at a time. Candidates: running
+///    jobs with an elastic group below its `count`, except those admitted or shrunk in this
+///    cycle (they were just sized; the next cycle may grow them). They grow in order of the
+///    fraction of their full size they run (tasks / `task_count()`, smallest first: max-min
+///    over elastic jobs), then earlier start, then smaller id: deterministic, and without a
+///    second `Order::order` call, which would overwrite per-call diagnostics (`drf_ordering::
+///    picks`) and was meant for pending jobs (pending work, ordered by `Order`, goes first
+///    anyway). Each job grows in its own transaction, group by group, one task at a
+///    time: the packing policy's `fit` on the nodes the job already uses (in its task order:
+///    locality, NVLink and fabric peers of its workers), else its `pack` anywhere; a group stops
+///    at its maximum or at the first task that fits nowhere. The admission policy's optional
+///    `approve_growth(ctx, running_job, added_tasks) -> admission_verdict` judges the added
+///    tasks (tentatively applied); on a refusal the newest task is dropped until it approves
+///    (quota: the largest growth within quota; backfill: no growth while a reservation is
+///    held). The commit is reported like a shrink to an incremental ordering (`on_released`
+///    with the old tasks just before, `on_admitted` with the new ones just after) and to the
+///    admission policy's optional `on_grown(ctx, running_job, added_tasks)` (quota usage).
+///    Each growth is a `growth` record in `cycle_result::grown`; the caller resizes the job
+///    (the simulator pauses it and raises its rate). Known limit: the placement policy is not
+///    consulted (added tasks are independent tasks of an already-running gang), so a
+///    topology-aware placement's domain requirement is not enforced on grown tasks beyond the
+///    preference for the job's nodes.
+///
 /// Admitted jobs are committed into `book` (so later jobs in the cycle see them) and reported
 /// with their placement and victims; the caller starts them, stops the victims, and removes
 /// admitted jobs from its queue. Invariant: no gang is ever left half-placed in `book`.
-/// Complexity: O(n log n) ordering plus, per job, the policies' costs; no allocation per job
-/// beyond the returned decisions once warmed up.
+/// Complexity: O(n log n) ordering plus, per job, the policies' costs; the growth step
+/// O(running tasks) to find candidates plus, per candidate, O(c log c) ordering and per added
+/// task O(nodes the job uses) `fit` calls and at most one `pack`; no allocation per job beyond
+/// the returned decisions and growths once warmed up.
 template <ordering_policy Order = default_ordering, admission_policy Admit = default_admission,
           packing_policy Pack = default_packing, placement_policy Place = default_placement,
           preemption_policy Preempt = default_preemption>
@@ -122,6 +170,9 @@ class pipeline {
   [[nodiscard]] Pack& packing() noexcept { return pack_; }
   [[nodiscard]] Place& placement() noexcept { return place_; }
   [[nodiscard]] Preempt& preemption() noexcept { return preempt_; }
+  [[nodiscard]] const pipeline_options& options() const noexcept { return options_; }
+  /// Sets the non-policy options (growth). Takes effect from the next cycle.
+  void set_options(pipeline_options o) noexcept { options_ = o; }
 
   /// @brief Releases running job `id` from `book` (it finished or was stopped), first telling an
   /// incremental ordering policy (`incremental_ordering_policy`) so that its tenant state
@@ -150,6 +201,7 @@ class pipeline {
   void schedule(ledger& book, std::span<const job_spec> pending, sim_time now, random_engine& rng,
                 cycle_result& out) {
     out.decisions.clear();
+    out.grown.clear();
     check_ids(book, pending);
     const schedule_context ctx(book, now, rng);
     if constexpr (requires { admit_.begin_cycle(ctx); }) admit_.begin_cycle(ctx);
@@ -210,6 +262,9 @@ class pipeline {
       if (first == attempt::refused && reclaim(ctx, book, *j, now, d, tools)) continue;
       if (d.kind == verdict::reject) continue;
       if (unplaced(ctx, *j, d.why, tools) == queue_action::block) head = j;
+    }
+    if (options_.grow && head == nullptr && (options_.grow_while_waiting || !waits_for_room(out))) {
+      grow_running(ctx, book, out);
     }
   }
 
@@ -356,6 +411,177 @@ class pipeline {
     }
   }
 
+  /// Whether a pending job of this cycle was deferred for lack of room (see
+  /// `pipeline_options::grow_while_waiting`). O(decisions).
+  static bool waits_for_room(const cycle_result& out) noexcept {
+    return std::any_of(out.decisions.begin(), out.decisions.end(), [](const decision& d) {
+      if (d.kind != verdict::defer) return false;
+      switch (d.why.code) {
+        case reason_code::insufficient:
+        case reason_code::no_fit:
+        case reason_code::topology:
+        case reason_code::no_victims:
+          return true;
+        default:
+          return false;
+      }
+    });
+  }
+
+  /// The growth step (step 6 of the class documentation).
+  void grow_running(const schedule_context& ctx, ledger& book, cycle_result& out) {
+    grow_candidates_.clear();
+    grow_sized_.clear();
+    for (const decision& d : out.decisions) {
+      if (d.kind == verdict::admit) grow_sized_.push_back(d.job);
+      for (const shrink_order& sh : d.shrinks) grow_sized_.push_back(sh.job);
+    }
+    std::sort(grow_sized_.begin(), grow_sized_.end());
+    for (const running_job& r : book.running()) {
+      if (growable(r) && !std::binary_search(grow_sized_.begin(), grow_sized_.end(), r.spec.id)) {
+        grow_candidates_.push_back(&r);
+      }
+    }
+    if (grow_candidates_.empty()) return;
+    // smallest fraction of its full size first (exact: cross-multiplied task counts), then
+    // earlier start, then smaller id
+    std::sort(grow_candidates_.begin(), grow_candidates_.end(),
+              [](const running_job* a, const running_job* b) {
+                const auto fa = static_cast<std::int64_t>(a->tasks.size()) * b->spec.task_count();
+                const auto fb = static_cast<std::int64_t>(b->tasks.size()) * a->spec.task_count();
+                if (fa != fb) return fa < fb;
+                return a->start != b->start ? a->start < b->start : a->spec.id < b->spec.id;
+              });
+    std::int32_t budget = options_.max_grown_tasks;
+    for (const running_job* r : grow_candidates_) {
+      if (budget == 0) break;
+      grow_one(ctx, book, *r, budget, out);  // a grow-only commit moves no running job
+    }
+  }
+
+  /// Whether `r` has an elastic group below its maximum. O(groups + tasks).
+  static bool growable(const running_job& r) noexcept {
+    for (std::size_t g = 0; g < r.spec.groups.size(); ++g) {
+      if (r.spec.groups[g].elastic() && r.tasks_in_group(g) < r.spec.groups[g].count) return true;
+    }
+    return false;
+  }
+
+  /// Grows running job `r` in one transaction (see the class documentation), appending one
+  /// `growth` per grown group to `out`. `budget`: tasks left under the cap (negative: none).
+  void grow_one(const schedule_context& ctx, ledger& book, const running_job& r,
+                std::int32_t& budget, cycle_result& out) {
+    const std::int64_t free_before = book.state().total_free_whole_gpus();
+    grow_nodes_.clear();
+    for (const auto& t : r.tasks) {
+      if (std::find(grow_nodes_.begin(), grow_nodes_.end(), t.node) == grow_nodes_.end()) {
+        grow_nodes_.push_back(t.node);
+      }
+    }
+    std::string_view stopped;
+    auto tx = book.begin();
+    for (std::size_t g = 0; g < r.spec.groups.size(); ++g) {
+      const task_group& grp = r.spec.groups[g];
+      if (!grp.elastic()) continue;
+      for (std::int32_t n = r.tasks_in_group(g) + tx_grown_in(tx, g); n < grp.count; ++n) {
+        if (budget == 0) {
+          stopped = "the growth cap of the cycle";
+          break;
+        }
+        if (!grow_task(ctx, tx, r, static_cast<std::uint16_t>(g))) {
+          stopped = "no room for more";
+          break;
+        }
+        if (budget > 0) --budget;
+      }
+    }
+    if (tx.grown().empty()) return;  // ~tx rolls back (nothing to undo)
+    // the admission policy judges the added tasks; drop the newest until it approves
+    if constexpr (requires(std::span<const task_allocation> added) {
+                    { admit_.approve_growth(ctx, r, added) } -> std::same_as<admission_verdict>;
+                  }) {
+      while (!tx.grown().empty()) {
+        added_tasks(tx);
+        if (admit_.approve_growth(ctx, r, std::span<const task_allocation>(grow_added_)).kind ==
+            verdict::admit) {
+          break;
+        }
+        stopped = "the admission policy refused more (quota or a backfill reservation)";
+        if (budget >= 0) ++budget;
+        tx.rollback_to(ledger::transaction::savepoint{0, 0, 0, tx.grown().size() - 1});
+      }
+      if (tx.grown().empty()) return;
+    }
+    added_tasks(tx);
+    // one record per grown group, in group order
+    const std::size_t first = out.grown.size();
+    for (const task_allocation& a : grow_added_) {
+      growth* rec = nullptr;
+      for (std::size_t k = first; k < out.grown.size(); ++k) {
+        if (out.grown[k].group == a.group) rec = &out.grown[k];
+      }
+      if (rec == nullptr) {
+        rec = &out.grown.emplace_back();
+        rec->job = r.spec.id;
+        rec->group = a.group;
+        rec->from = r.tasks_in_group(a.group);
+        rec->to = rec->from;
+        rec->maximum = r.spec.groups[a.group].count;
+        rec->free_gpus = free_before;
+      }
+      ++rec->to;
+      rec->placement.push_back(a);
+    }
+    for (std::size_t k = first; k < out.grown.size(); ++k) {
+      if (out.grown[k].to < out.grown[k].maximum) out.grown[k].stopped = stopped;
+    }
+    if constexpr (incremental_ordering_policy<Order>) order_.on_released(ctx, r.spec, r.tasks);
+    tx.commit();
+    // `r` still points at the job: a grow-only commit moves no running job
+    if constexpr (incremental_ordering_policy<Order>) order_.on_admitted(ctx, r.spec, r.tasks);
+    if constexpr (requires(std::span<const task_allocation> added) {
+                    admit_.on_grown(ctx, r, added);
+                  }) {
+      admit_.on_grown(ctx, r, std::span<const task_allocation>(grow_added_));
+    }
+  }
+
+  /// Places one more task of group `g` of `r` in `tx`: first on the nodes `r` uses, then
+  /// wherever the packing policy puts it. False when it fits nowhere.
+  bool grow_task(const schedule_context& ctx, ledger::transaction& tx, const running_job& r,
+                 std::uint16_t g) {
+    const task_request& req = r.spec.groups[g].request;
+    const packing_ref pk(pack_);
+    for (const node_index n : grow_nodes_) {
+      if (auto a = pk.fit(ctx, n, req)) {
+        a->group = g;
+        if (tx.grow(r.spec.id, *a)) return true;
+      }
+    }
+    if (auto a = pk.pack(ctx, req)) {
+      a->group = g;
+      if (tx.grow(r.spec.id, *a)) {
+        if (std::find(grow_nodes_.begin(), grow_nodes_.end(), a->node) == grow_nodes_.end()) {
+          grow_nodes_.push_back(a->node);
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static std::int32_t tx_grown_in(const ledger::transaction& tx, std::size_t g) noexcept {
+    std::int32_t n = 0;
+    for (const grown_task& t : tx.grown()) n += t.task.group == g ? 1 : 0;
+    return n;
+  }
+
+  /// Copies the tasks grown in `tx` into `grow_added_`.
+  void added_tasks(const ledger::transaction& tx) {
+    grow_added_.clear();
+    for (const grown_task& t : tx.grown()) grow_added_.push_back(t.task);
+  }
+
   void check_ids(const ledger& book, std::span<const job_spec> pending) {
     ids_.clear();
     for (const auto& j : pending) {
@@ -379,6 +605,11 @@ class pipeline {
   [[no_unique_address]] Preempt preempt_{};
   std::vector<const job_spec*> queue_;  // reused buffers
   std::vector<job_id> ids_;
+  std::vector<const running_job*> grow_candidates_;
+  std::vector<node_index> grow_nodes_;
+  std::vector<job_id> grow_sized_;  // admitted or shrunk in this cycle: not grown
+  std::vector<task_allocation> grow_added_;
+  pipeline_options options_{};
 };
 
 /// The pipeline with every slot at its default.

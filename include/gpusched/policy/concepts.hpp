@@ -203,9 +203,9 @@ concept comparison_ordering_policy =
 ///
 /// Requirements: `ordering_policy<P>`; `p.on_admitted(ctx, job, grant)` after `job` started
 /// holding the tasks `grant`; `p.on_released(ctx, job, grant)` before `job` gives back the tasks
-/// `grant` (a release, an eviction, or the old size of a shrink, followed by `on_admitted` with
-/// the new size). The pipeline calls them on admission, eviction, shrink and
-/// `pipeline::release`.
+/// `grant` (a release, an eviction, or the old size of a shrink or a growth, followed by
+/// `on_admitted` with the new size). The pipeline calls them on admission, eviction, shrink,
+/// growth (its growth step) and `pipeline::release`.
 /// Laws: after any sequence of changes each reported through the hooks, `order` gives the same
 /// result as a fresh policy ordering from the ledger.
 /// Complexity: each hook O(D + log T) for D dimensions and T tenants for `drf_ordering`.

@@ -272,6 +272,22 @@ struct decision {
   double lost_gpu_seconds = 0;                  ///< sum of the details' lost work
 };
 
+/// @brief A running elastic job grown by the pipeline's growth step (see `pipeline`): group
+/// `group` of `job` went from `from` to `to` tasks; `placement` holds the added tasks.
+struct growth {
+  job_id job;
+  std::uint16_t group = 0;
+  std::int32_t from = 0;
+  std::int32_t to = 0;
+  std::int32_t maximum = 0;                ///< the group's `count`
+  std::vector<task_allocation> placement;  ///< the added tasks, in the order they were placed
+  std::int64_t free_gpus = 0;  ///< whole GPUs free in the cluster before this job grew (after
+                               ///< the pending jobs were served and earlier jobs grew)
+  /// Why it stopped below its maximum (static text; empty when it reached it): "no room for
+  /// more", "the admission policy refused more (...)", "the growth cap of the cycle".
+  std::string_view stopped{};
+};
+
 /// Renders a placement, one entry per task: `node` (CPU-only), `node[gpu0-3]` (whole GPUs,
 /// node-local indices, runs compressed), `node[gpu1:250m]` (a share), `node[gpu0:mig0-3]` (a MIG
 /// instance on memory slices 0..3), `node[gpu0:replica]` (a replica of a time-sliced / MPS GPU).
@@ -341,6 +357,24 @@ inline std::string describe(const decision& d, const cluster& c, const job_spec*
   if (d.preemption.code == reason_code::no_victims && d.preemption.available > 0) {
     s += "; preemption: " + describe(d.preemption, job);
   }
+  return s;
+}
+
+/// Renders a growth as one line: `grow job 7 'train' group 'w' from 2 to 4 tasks (maximum 4)
+/// on n1[gpu0-3]: 4 GPUs free after the queue was served`. `job` (the grown job's spec) is
+/// optional and names it and its group.
+inline std::string describe(const growth& g, const cluster& c, const job_spec* job = nullptr) {
+  std::string s = "grow job " + std::to_string(g.job.value());
+  if (job != nullptr && !job->name.empty()) s += " '" + job->name + "'";
+  if (job != nullptr && g.group < job->groups.size()) {
+    s += " group '" + job->groups[g.group].name + "'";
+  } else {
+    s += " group #" + std::to_string(g.group);
+  }
+  s += " from " + std::to_string(g.from) + " to " + std::to_string(g.to) + " tasks (maximum " +
+       std::to_string(g.maximum) + ") on " + describe_placement(g.placement, c) + ": " +
+       amount_text(g.free_gpus, resource_kind::gpu) + " free after the queue was served";
+  if (g.to < g.maximum && !g.stopped.empty()) s += "; stopped: " + std::string(g.stopped);
   return s;
 }
 

@@ -34,8 +34,18 @@
 /// pauses for `shrink_pause` (default: the job's `restore_cost`, counted as overhead), and it
 /// then progresses at `k'/K` for its new GPU-milli `k'`. With `shrink_loses_progress` the job
 /// instead restarts from its last checkpoint (the work since is lost, counted as lost to
-/// preemption) after the pause. A shrunk job does not grow back while it runs; when it is
-/// requeued, it restarts at whatever size the pipeline grants.
+/// preemption) after the pause; when it is requeued, it restarts at whatever size the pipeline
+/// grants.
+///
+/// Growth (the pipeline's growth step, `pipeline_options::grow`, on by default): a running
+/// elastic job grown toward its maximum (`cycle_result::grown`) is resized the same way: the
+/// allocation so far is accounted at the old size, it keeps its progress, pauses for
+/// `grow_pause` (default: its `restore_cost`, counted as overhead at the new size) and then
+/// progresses at `k'/K` (1 at full size). With `shrink_loses_progress` a grow also restarts
+/// from the last checkpoint (the same framework restarts on any membership change). Grows are
+/// counted in `job_record::grows` and `sim_totals::grows`, apart from `resizes` (shrinks). A
+/// cycle also runs, on an event that triggers one, when no job is pending but a running job
+/// could grow (a pipeline with `options().grow`).
 #pragma once
 
 #include <algorithm>  // std::min, std::max, std::sort
@@ -99,8 +109,10 @@ struct sim_config {
   bool preemption_saves_progress = false;
   /// Pause of a shrunk elastic job's workers; empty: the job's `restore_cost`.
   std::optional<sim_duration> shrink_pause;
-  /// A shrunk job restarts from its last checkpoint (a framework that restarts every worker on
-  /// a membership change) instead of keeping its progress.
+  /// Pause of a grown elastic job's workers (the growth step); empty: the job's `restore_cost`.
+  std::optional<sim_duration> grow_pause;
+  /// A shrunk (or grown) job restarts from its last checkpoint (a framework that restarts every
+  /// worker on a membership change) instead of keeping its progress.
   bool shrink_loses_progress = false;
   /// Record each tenant's held and wanted GPUs in every sample (for fairness over time).
   /// O(tenants) per sample; the per-tenant sums are kept incrementally.
@@ -140,6 +152,7 @@ struct job_record {
   std::int32_t preemptions = 0;
   std::int32_t failures = 0;
   std::int32_t resizes = 0;  ///< times shrunk while running (elastic resize events)
+  std::int32_t grows = 0;    ///< times grown while running (the pipeline's growth step)
   std::int32_t checkpoints = 0;
   double lost_preemption_gpu_ms = 0;  ///< GPU-time of progress lost to preemption
   double lost_failure_gpu_ms = 0;     ///< GPU-time of progress lost to failures
@@ -183,6 +196,7 @@ struct sim_totals {
   std::uint64_t gpu_failures = 0;  ///< GPU failures
   std::uint64_t preemptions = 0;
   std::uint64_t resizes = 0;      ///< elastic resize events (a running job shrunk)
+  std::uint64_t grows = 0;        ///< a running elastic job grown (counted apart from `resizes`)
   bool stopped_at_limit = false;  ///< the run ended at `sim_config::time_limit`
 };
 
@@ -235,6 +249,11 @@ class simulator {
     if (cfg_.shrink_pause && *cfg_.shrink_pause < sim_duration{0}) {
       throw invalid_value_error(error_id::invalid_value, "sim_config", "shrink_pause",
                                 std::to_string(cfg_.shrink_pause->count()) + "ms",
+                                "must not be negative");
+    }
+    if (cfg_.grow_pause && *cfg_.grow_pause < sim_duration{0}) {
+      throw invalid_value_error(error_id::invalid_value, "sim_config", "grow_pause",
+                                std::to_string(cfg_.grow_pause->count()) + "ms",
                                 "must not be negative");
     }
     totals_.capacity_gpus = book_.state().total_gpus();
@@ -331,7 +350,7 @@ class simulator {
         ++totals_.events;
         trigger |= handle(e);
       }
-      if (trigger && !pending_.empty()) cycle();
+      if (trigger && (!pending_.empty() || may_grow())) cycle();
       if (cfg_.check_invariants) {
         const auto rep = check_invariants(book_);
         if (!rep.ok()) throw std::logic_error("gpusched simulator: " + rep.to_string());
@@ -673,15 +692,32 @@ class simulator {
     if (!s.queued) enqueue(i);  // admitted and evicted in one cycle: still has its entry
   }
 
-  /// A running elastic job was shrunk (the ledger already holds its new size): account the
-  /// allocation so far, apply the resize model and reschedule its next event.
-  void resize(std::uint32_t i) {
+  /// Whether a cycle could grow a running job: the pipeline grows (`options().grow`) and a
+  /// running job has an elastic group below its maximum. O(running tasks) at worst.
+  [[nodiscard]] bool may_grow() const noexcept {
+    if constexpr (requires { pipe_.options().grow; }) {
+      if (!pipe_.options().grow) return false;
+      for (const running_job& r : book_.running()) {
+        for (std::size_t g = 0; g < r.spec.groups.size(); ++g) {
+          const task_group& grp = r.spec.groups[g];
+          if (grp.elastic() && r.tasks_in_group(g) < grp.count) return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /// A running elastic job was shrunk, or grown (`grew`; the ledger already holds its new
+  /// size): account the allocation so far, apply the resize model and reschedule its next
+  /// event.
+  void resize(std::uint32_t i, bool grew = false) {
     auto& s = state_[i];
     auto& r = records_[i];
     const running_job* rj = book_.find(s.spec.id);
     if (s.st != status::running || rj == nullptr) {
-      throw std::logic_error("gpusched simulator: shrink of job " +
-                             std::to_string(s.spec.id.value()) + ", which is not running");
+      throw std::logic_error("gpusched simulator: " + std::string(grew ? "grow" : "shrink") +
+                             " of job " + std::to_string(s.spec.id.value()) +
+                             ", which is not running");
     }
     const auto p = progress(s);
     // attained service so far in this run, at the old size (recorded when the run ends)
@@ -708,11 +744,17 @@ class simulator {
       s.rate_num = held;
       s.rate_den = r.gpus_milli;
     }
-    const sim_duration pause = cfg_.shrink_pause.value_or(s.spec.checkpoint.restore_cost);
+    const sim_duration pause =
+        (grew ? cfg_.grow_pause : cfg_.shrink_pause).value_or(s.spec.checkpoint.restore_cost);
     r.overhead_gpu_ms += static_cast<double>(held) / 1000.0 * static_cast<double>(pause.count());
     ++s.epoch;
-    ++r.resizes;
-    ++totals_.resizes;
+    if (grew) {
+      ++r.grows;
+      ++totals_.grows;
+    } else {
+      ++r.resizes;
+      ++totals_.resizes;
+    }
     s.compute_start = now_ + pause;
     schedule_next(i);
   }
@@ -806,6 +848,14 @@ class simulator {
         state_[i].previous = {};
         state_[i].spec = job_spec{};
       }
+    }
+    // Grown jobs resize once each (a job may have several groups grown).
+    for (std::size_t k = 0; k < result_.grown.size(); ++k) {
+      const job_id v = result_.grown[k].job;
+      bool seen = false;
+      for (std::size_t m = 0; m < k; ++m) seen = seen || result_.grown[m].job == v;
+      if (!seen) resize(index_.at(v), /*grew=*/true);
+      changed = true;
     }
     last_cycle_idle_ = !changed;
     if (!changed) return;

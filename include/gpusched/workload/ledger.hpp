@@ -10,7 +10,7 @@
 /// read priorities, tenants and checkpoint state of what runs.
 #pragma once
 
-#include <algorithm>  // std::find, std::any_of
+#include <algorithm>  // std::find, std::any_of, std::all_of
 #include <cstdint>
 #include <span>
 #include <string>
@@ -60,6 +60,14 @@ struct shrink_order {
   friend bool operator==(const shrink_order&, const shrink_order&) noexcept = default;
 };
 
+/// @brief A task added to a running elastic job by `ledger::transaction::grow`: `task` (its
+/// `group` names the group) joins running job `job`.
+struct grown_task {
+  job_id job;
+  task_allocation task;
+  friend bool operator==(const grown_task&, const grown_task&) noexcept = default;
+};
+
 /// @brief The cluster plus who holds what. Single writer; not thread-safe.
 class ledger {
  public:
@@ -77,8 +85,8 @@ class ledger {
   }
   [[nodiscard]] bool is_running(job_id id) const noexcept { return index_.contains(id); }
   /// @brief A generation counter: bumped by one by every committed mutation (`release`,
-  /// `set_available`, `configure_sharing`, a transaction `commit` that placed, evicted or
-  /// shrunk anything); unchanged by queries, by a rolled-back transaction and by an empty
+  /// `set_available`, `configure_sharing`, a transaction `commit` that placed, evicted,
+  /// shrunk or grew anything); unchanged by queries, by a rolled-back transaction and by an empty
   /// commit. Lets a policy that mirrors the ledger (an incremental ordering) tell whether the
   /// ledger changed since it last looked. Copies keep the version. O(1).
   [[nodiscard]] std::uint64_t version() const noexcept { return version_; }
@@ -249,6 +257,7 @@ class ledger {
   std::vector<task_allocation> tx_placed_;
   std::vector<job_id> tx_evicted_;
   std::vector<shrink_order> tx_shrunk_;
+  std::vector<grown_task> tx_grown_;
   bool tx_open_ = false;
   std::uint64_t version_ = 0;  // see version()
 };
@@ -257,8 +266,8 @@ class ledger {
 /// once (so later queries see them) and undone on `rollback()` or destruction unless committed.
 ///
 /// Laws: after `rollback()` the ledger equals its state before `begin()`; `commit` makes the
-/// evictions and shrinks final and registers the placed tasks as one running job. Every
-/// operation is O(what it touches); rollback is O(placed + evicted + shrunk jobs' tasks).
+/// evictions, shrinks and grows final and registers the placed tasks as one running job. Every
+/// operation is O(what it touches); rollback is O(placed + grown + evicted + shrunk jobs' tasks).
 class ledger::transaction {
  public:
   transaction(const transaction&) = delete;
@@ -290,9 +299,10 @@ class ledger::transaction {
       throw invalid_value_error(error_id::unknown_id, "transaction", "evict",
                                 std::to_string(id.value()), "not running (or evicted twice)");
     }
-    if (shrunk_here(id)) {
+    if (shrunk_here(id) || grown_here(id)) {
       throw invalid_value_error(error_id::inconsistent, "transaction", "evict",
-                                std::to_string(id.value()), "job was shrunk in this transaction");
+                                std::to_string(id.value()),
+                                "job was shrunk or grown in this transaction");
     }
     l_->tx_evicted_.push_back(id);
     l_->set_evicted_flag(it->second, true);
@@ -303,7 +313,8 @@ class ledger::transaction {
   /// O(tasks of the job). @throws invalid_value_error, changing nothing, when the job is not
   /// running or is evicted here (unknown_id), the group does not exist or `s.to` is below the
   /// group's minimum or not below the tasks it runs (invalid_value), or the same group is
-  /// shrunk twice in this transaction (duplicate_id).
+  /// shrunk twice in this transaction (duplicate_id), or the job was grown in this transaction
+  /// (inconsistent).
   void shrink(const shrink_order& s) {
     GPUSCHED_EXPECTS(l_ != nullptr);
     const std::string who = std::to_string(s.job.value());
@@ -330,9 +341,63 @@ class ledger::transaction {
                                   "group", std::to_string(s.group), "shrunk twice");
       }
     }
+    if (grown_here(s.job)) {
+      throw invalid_value_error(error_id::inconsistent, "transaction shrink of job " + who, "group",
+                                std::to_string(s.group), "the job was grown in this transaction");
+    }
     l_->tx_shrunk_.push_back(s);
     apply_shrink(*r, s, -1);
   }
+
+  /// Tentatively adds task `a` to group `a.group` of running elastic job `id` (growing it back
+  /// toward its maximum): applied at once if it fits (`cluster::can_apply`), false and nothing
+  /// changed otherwise, like `place`. `commit` appends it to the job's tasks (after the ones it
+  /// holds, so a later shrink releases grown tasks first); `rollback` returns it.
+  /// O(tasks of the job + grows here). @throws invalid_value_error naming the job, group and
+  /// field, changing nothing: the job is not running or is evicted here (unknown_id); the group
+  /// does not exist, is not elastic, or would run more than its `count` tasks (invalid_value);
+  /// `a` does not match the group's request (CPU, memory, GPU grants; invalid_value); the job
+  /// was shrunk in this transaction (inconsistent).
+  bool grow(job_id id, const task_allocation& a) {
+    GPUSCHED_EXPECTS(l_ != nullptr);
+    const std::string who = std::to_string(id.value());
+    const auto* r = l_->find(id);
+    if (r == nullptr || is_evicted(id)) {
+      throw invalid_value_error(error_id::unknown_id, "transaction", "grow", who,
+                                "not running (or evicted in this transaction)");
+    }
+    const std::string where = "transaction grow of job " + who;
+    if (a.group >= r->spec.groups.size()) {
+      throw invalid_value_error(
+          error_id::invalid_value, where, "group", std::to_string(a.group),
+          "no such group (the job has " + std::to_string(r->spec.groups.size()) + ")");
+    }
+    const auto& g = r->spec.groups[a.group];
+    const std::string gw = where + " group '" + g.name + "'";
+    if (!g.elastic()) {
+      throw invalid_value_error(error_id::invalid_value, gw, "group", std::to_string(a.group),
+                                "not elastic (minimum = count = " + std::to_string(g.count) + ")");
+    }
+    if (shrunk_here(id)) {
+      throw invalid_value_error(error_id::inconsistent, gw, "group", std::to_string(a.group),
+                                "the job was shrunk in this transaction");
+    }
+    const std::int32_t runs = r->tasks_in_group(a.group) + grown_here(id, a.group);
+    if (runs >= g.count) {
+      throw invalid_value_error(error_id::invalid_value, gw, "tasks", std::to_string(runs + 1),
+                                "above the group's maximum count " + std::to_string(g.count));
+    }
+    if (!matches_request(g.request, a)) {
+      throw invalid_value_error(error_id::invalid_value, gw, "allocation",
+                                "node " + std::to_string(a.node.value()),
+                                "does not match the group's request (CPU, memory or GPUs)");
+    }
+    if (!l_->cluster_.can_apply(a)) return false;
+    l_->tx_grown_.push_back({id, a});
+    l_->cluster_.apply(a, +1);
+    return true;
+  }
+  [[nodiscard]] std::span<const grown_task> grown() const noexcept { return l_->tx_grown_; }
   [[nodiscard]] std::span<const shrink_order> shrunk() const noexcept { return l_->tx_shrunk_; }
   [[nodiscard]] std::span<const task_allocation> placed() const noexcept { return l_->tx_placed_; }
   [[nodiscard]] std::span<const job_id> evicted() const noexcept { return l_->tx_evicted_; }
@@ -342,18 +407,26 @@ class ledger::transaction {
     std::size_t placed = 0;
     std::size_t shrunk = 0;
     std::size_t evicted = 0;
+    std::size_t grown = 0;
   };
   /// The current point. O(1).
   [[nodiscard]] savepoint mark() const noexcept {
     GPUSCHED_EXPECTS(l_ != nullptr);
-    return {l_->tx_placed_.size(), l_->tx_shrunk_.size(), l_->tx_evicted_.size()};
+    return {l_->tx_placed_.size(), l_->tx_shrunk_.size(), l_->tx_evicted_.size(),
+            l_->tx_grown_.size()};
   }
-  /// Undoes, newest first, every placement, shrink and eviction made after `sp`; the
+  /// Undoes, newest first, every placement, grow, shrink and eviction made after `sp`; the
   /// transaction stays open. @pre `sp` was taken from this transaction and not rolled past.
-  /// O(placements + shrunk and evicted tasks undone).
+  /// O(placements + grown, shrunk and evicted tasks undone).
   void rollback_to(savepoint sp) noexcept {
     GPUSCHED_EXPECTS(l_ != nullptr && sp.placed <= l_->tx_placed_.size() &&
-                     sp.shrunk <= l_->tx_shrunk_.size() && sp.evicted <= l_->tx_evicted_.size());
+                     sp.shrunk <= l_->tx_shrunk_.size() && sp.evicted <= l_->tx_evicted_.size() &&
+                     sp.grown <= l_->tx_grown_.size());
+    auto& grown = l_->tx_grown_;
+    while (grown.size() > sp.grown) {
+      l_->cluster_.apply(grown.back().task, -1);
+      grown.pop_back();
+    }
     auto& placed = l_->tx_placed_;
     while (placed.size() > sp.placed) {
       l_->cluster_.apply(placed.back(), -1);
@@ -378,16 +451,16 @@ class ledger::transaction {
     return it != l_->index_.end() && l_->evicted_flag(it->second);
   }
 
-  /// Undoes every placement (newest first), every shrink, then every eviction, and closes the
-  /// transaction.
+  /// Undoes every grow and placement (newest first), every shrink, then every eviction, and
+  /// closes the transaction.
   void rollback() noexcept {
     GPUSCHED_EXPECTS(l_ != nullptr);
     rollback_to({});
     close();
   }
 
-  /// Makes evictions and shrinks final and, if anything was placed, registers it as running job
-  /// `spec` started at `start`. @pre `spec.id` is not running (unless it is among the evicted).
+  /// Makes evictions, shrinks and grows final and, if anything was placed, registers it as running
+  /// job `spec` started at `start`. @pre `spec.id` is not running (unless it is among the evicted).
   void commit(job_spec spec, sim_time start) {
     GPUSCHED_EXPECTS(l_ != nullptr);
     bump_if_changed();
@@ -400,7 +473,7 @@ class ledger::transaction {
     }
     close();
   }
-  /// Makes evictions and shrinks final. @pre nothing was placed.
+  /// Makes evictions, shrinks and grows final. @pre nothing was placed.
   void commit() {
     GPUSCHED_EXPECTS(l_ != nullptr && l_->tx_placed_.empty());
     bump_if_changed();
@@ -412,10 +485,15 @@ class ledger::transaction {
   friend class ledger;
   explicit transaction(ledger& l) noexcept : l_(&l) {}
   void bump_if_changed() noexcept {
-    if (!l_->tx_placed_.empty() || !l_->tx_evicted_.empty() || !l_->tx_shrunk_.empty())
+    if (!l_->tx_placed_.empty() || !l_->tx_evicted_.empty() || !l_->tx_shrunk_.empty() ||
+        !l_->tx_grown_.empty())
       ++l_->version_;
   }
   void finish_evictions() {
+    // grown jobs are neither shrunk nor evicted here (grow/shrink/evict refuse the mix)
+    for (const auto& g : l_->tx_grown_) {
+      l_->running_[l_->index_.at(g.job)].tasks.push_back(g.task);
+    }
     for (const auto& s : l_->tx_shrunk_) {
       auto& tasks = l_->running_[l_->index_.at(s.job)].tasks;
       std::int32_t seen = 0;
@@ -426,6 +504,37 @@ class ledger::transaction {
     // clear the flags first: erasing moves other jobs into the freed positions
     for (const job_id id : l_->tx_evicted_) l_->set_evicted_flag(l_->index_.at(id), false);
     for (const job_id id : l_->tx_evicted_) l_->erase_running(l_->index_.at(id));
+  }
+  /// Tasks grown here for `id` (in group `group`, or in any group when negative).
+  [[nodiscard]] std::int32_t grown_here(job_id id, std::int32_t group = -1) const noexcept {
+    std::int32_t n = 0;
+    for (const auto& g : l_->tx_grown_) {
+      n += g.job == id && (group < 0 || g.task.group == group) ? 1 : 0;
+    }
+    return n;
+  }
+  /// Whether `a`'s CPU, memory and GPU grants have the shape `r` asks (counts, share, MIG
+  /// instance or replica; the exact MIG profile and replica memory are the packing policy's
+  /// and the invariant checker's business). O(grants).
+  [[nodiscard]] static bool matches_request(const task_request& r,
+                                            const task_allocation& a) noexcept {
+    if (a.cpu != r.cpu || a.memory != r.memory) return false;
+    switch (r.gpu.kind) {
+      case gpu_demand_kind::none:
+        return a.gpus.empty();
+      case gpu_demand_kind::whole:
+        return a.gpus.size() == static_cast<std::size_t>(r.gpu.count.value()) &&
+               std::all_of(a.gpus.begin(), a.gpus.end(), [](const gpu_grant& g) {
+                 return g.milli == whole_gpu_milli && g.mig_slots == 0 && !g.replica;
+               });
+      case gpu_demand_kind::share:
+        return a.gpus.size() == 1 && a.gpus[0].milli == r.gpu.share && a.gpus[0].mig_slots == 0;
+      case gpu_demand_kind::mig:
+        return a.gpus.size() == 1 && a.gpus[0].mig_slots != 0;
+      case gpu_demand_kind::replica:
+        return a.gpus.size() == 1 && a.gpus[0].replica;
+    }
+    return false;
   }
   [[nodiscard]] bool shrunk_here(job_id id) const noexcept {
     return std::any_of(l_->tx_shrunk_.begin(), l_->tx_shrunk_.end(),
@@ -442,6 +551,7 @@ class ledger::transaction {
     l_->tx_placed_.clear();
     l_->tx_evicted_.clear();
     l_->tx_shrunk_.clear();
+    l_->tx_grown_.clear();
     l_->tx_open_ = false;
     l_ = nullptr;
   }

@@ -22,11 +22,17 @@ static_assert(std::is_same_v<routed::ordering_type, gs::priority_ordering>);
 static_assert(std::is_same_v<routed::preemption_type, gs::no_preemption>);
 static_assert(std::is_same_v<routed::admission_type, gs::default_admission>);
 static_assert(std::is_same_v<decltype(gs::make_pipeline()), gs::default_pipeline>);
-// stateless policies cost no space: only gang_admission (one bool) and the buffers take room
+// stateless policies cost no space: only gang_admission (one bool), the buffers (the growth
+// step's included) and the options take room
 struct same_state_as_default_pipeline {
   gs::gang_admission a;
   std::vector<const gs::job_spec*> q;
   std::vector<gs::job_id> ids;
+  std::vector<const gs::running_job*> grow_candidates;
+  std::vector<gs::node_index> grow_nodes;
+  std::vector<gs::job_id> grow_sized;
+  std::vector<gs::task_allocation> grow_added;
+  gs::pipeline_options options;
 };
 static_assert(sizeof(gs::default_pipeline) == sizeof(same_state_as_default_pipeline));
 

@@ -34,6 +34,12 @@ gs::sim_job job(unsigned id, double submit_s, double work_s, int gpus, int prior
   return j;
 }
 double finish_s(const gs::job_record& r) { return gs::to_seconds(r.finish.value()); }
+/// Checkpoint-aware preemption, with the growth step on or off.
+auto shrinking_pipeline(bool grow) {
+  auto p = gs::make_pipeline(gs::checkpoint_aware_preemption{});
+  p.set_options({.grow = grow, .max_grown_tasks = -1, .grow_while_waiting = false});
+  return p;
+}
 double start_s(const gs::job_record& r) { return gs::to_seconds(r.first_start.value()); }
 
 // A seeded random workload of whole-GPU jobs with priorities and checkpoints.
@@ -140,7 +146,8 @@ TEST_SUITE("sim/simulator") {
     // Job 1: elastic, 4 tasks x 2 GPUs (minimum 2) on the one 8-GPU node, 100 s of work at full
     // size, no periodic checkpoint, 10 s restore. Urgent job 2 (4 GPUs, 20 s) arrives at t=40.
     // Checkpoint-aware preemption shrinks job 1 (8 GPUs x 10 s pause) rather than evict it
-    // (8 GPUs x (40 s lost + 10 s restore)).
+    // (8 GPUs x (40 s lost + 10 s restore)). Growth is off here: the shrink model alone (the
+    // growth test below runs the same jobs with it on).
     const auto make_jobs = [] {
       auto el =
           job(1, 0, 100, 2, 0, {gs::sim_duration{0}, {}, gs::sim_duration{0}, gs::seconds(10)});
@@ -150,10 +157,11 @@ TEST_SUITE("sim/simulator") {
     };
     {
       auto jobs = make_jobs();
-      gs::simulator sim(small_cluster(1, 8), gs::make_pipeline(gs::checkpoint_aware_preemption{}));
+      gs::simulator sim(small_cluster(1, 8), shrinking_pipeline(false));
       sim.run(gs::source_from(jobs));
       const auto& el = sim.records()[0];
       CHECK(el.resizes == 1);
+      CHECK(el.grows == 0);
       CHECK(el.preemptions == 0);
       CHECK(el.lost_preemption_gpu_ms == 0);
       CHECK(start_s(sim.records()[1]) == 40);
@@ -170,8 +178,7 @@ TEST_SUITE("sim/simulator") {
       gs::sim_config cfg;
       cfg.shrink_loses_progress = true;
       cfg.shrink_pause = gs::seconds(5);
-      gs::simulator sim(small_cluster(1, 8), gs::make_pipeline(gs::checkpoint_aware_preemption{}),
-                        cfg);
+      gs::simulator sim(small_cluster(1, 8), shrinking_pipeline(false), cfg);
       sim.run(gs::source_from(jobs));
       const auto& el = sim.records()[0];
       CHECK(el.resizes == 1);
@@ -207,6 +214,73 @@ TEST_SUITE("sim/simulator") {
     bad.shrink_pause = gs::seconds(-1);
     CHECK_THROWS_AS(gs::simulator(small_cluster(1, 8), gs::default_pipeline{}, bad),
                     gs::invalid_value_error);
+  }
+
+  TEST_CASE("a shrunk elastic job grows back to its maximum when the urgent job completes") {
+    // The jobs of the shrink test above: job 1 (4 x 2 GPUs, minimum 2, 100 s of work, 10 s
+    // restore) is shrunk to 2 tasks at t=40 for job 2 (4 GPUs, 20 s). Timeline with growth:
+    //   t=0..40   8 GPUs, rate 1: 40 s of work done.
+    //   t=40      shrink to 4 GPUs; pause 10 s (shrink_pause = restore_cost).
+    //   t=50..60  rate 1/2: 5 s of work (45 s done).
+    //   t=60      job 2 completes; the growth step gives job 1 its 2 tasks back (8 GPUs);
+    //             pause 10 s (grow_pause = restore_cost).
+    //   t=70..125 rate 1: the 55 s left.
+    // Without growth it would finish at 40 + 10 + 120 = 170 (the shrink test).
+    const auto make_jobs = [] {
+      auto el =
+          job(1, 0, 100, 2, 0, {gs::sim_duration{0}, {}, gs::sim_duration{0}, gs::seconds(10)});
+      el.spec.groups[0].count = 4;
+      el.spec.groups[0].min_count = 2;
+      return std::vector<gs::sim_job>{el, job(2, 40, 20, 4, 5)};
+    };
+    {
+      auto jobs = make_jobs();
+      gs::simulator sim(small_cluster(1, 8), shrinking_pipeline(true));
+      std::int32_t tasks_at_60 = -1;
+      sim.set_observer([&](gs::sim_time t, const gs::ledger& book) {
+        if (t == gs::at(gs::seconds(60))) tasks_at_60 = book.find(gs::job_id{1})->tasks_in_group(0);
+      });
+      sim.run(gs::source_from(jobs));
+      const auto& el = sim.records()[0];
+      CHECK(tasks_at_60 == 4);
+      CHECK(el.resizes == 1);
+      CHECK(el.grows == 1);
+      CHECK(el.preemptions == 0);
+      CHECK(finish_s(el) == 125);
+      // pauses: 4 GPUs x 10 s after the shrink, 8 GPUs x 10 s after the grow
+      CHECK(el.overhead_gpu_ms == doctest::Approx(4 * 10000.0 + 8 * 10000.0));
+      CHECK(el.allocated_gpu_ms == doctest::Approx(8 * 40000.0 + 4 * 20000.0 + 8 * 65000.0));
+      CHECK(sim.totals().grows == 1);
+      CHECK(sim.totals().resizes == 1);
+      CHECK(gs::summarize(sim).grows == 1);
+    }
+    {
+      // grow_pause apart from shrink_pause: 2 s instead of 10 -> 55 s left from t=62.
+      auto jobs = make_jobs();
+      gs::sim_config cfg;
+      cfg.grow_pause = gs::seconds(2);
+      gs::simulator sim(small_cluster(1, 8), shrinking_pipeline(true), cfg);
+      sim.run(gs::source_from(jobs));
+      CHECK(finish_s(sim.records()[0]) == 117);
+      CHECK(sim.records()[0].overhead_gpu_ms == doctest::Approx(4 * 10000.0 + 8 * 2000.0));
+    }
+    {
+      // A framework that restarts from the last checkpoint on any membership change: the 40 s
+      // before the shrink and the 7.5 s at half rate (t=45..60, 4 GPUs) are both lost.
+      auto jobs = make_jobs();
+      gs::sim_config cfg;
+      cfg.shrink_loses_progress = true;
+      cfg.shrink_pause = gs::seconds(5);
+      gs::simulator sim(small_cluster(1, 8), shrinking_pipeline(true), cfg);
+      sim.run(gs::source_from(jobs));
+      const auto& el = sim.records()[0];
+      CHECK(el.lost_preemption_gpu_ms == doctest::Approx(8 * 40000.0 + 4 * 15000.0));
+      CHECK(finish_s(el) == 60 + 10 + 100);
+    }
+    gs::sim_config bad;
+    bad.grow_pause = gs::seconds(-1);
+    CHECK_THROWS_WITH_AS(gs::simulator(small_cluster(1, 8), gs::default_pipeline{}, bad),
+                         doctest::Contains("grow_pause"), gs::invalid_value_error);
   }
 
   TEST_CASE("the simulator keeps a placement memory: last nodes while a job runs or waits") {
@@ -282,7 +356,10 @@ TEST_SUITE("sim/simulator") {
       pc.preemption = "checkpoint-aware";
       elastic = true;
     }
-    gs::simulator<gs::any_pipeline> sim(small_cluster(4, 8), gs::make_pipeline(pc), cfg);
+    auto pipe = gs::make_pipeline(pc);
+    // elastic: growth also while jobs wait, so that shrunk jobs grow back in this loaded run
+    pipe.set_options({.grow = true, .max_grown_tasks = -1, .grow_while_waiting = elastic});
+    gs::simulator<gs::any_pipeline> sim(small_cluster(4, 8), std::move(pipe), cfg);
     // Independent integral of idle and down GPUs, read from the cluster after every event time.
     double idle = 0, down = 0;
     gs::sim_time last{};
@@ -317,7 +394,10 @@ TEST_SUITE("sim/simulator") {
     if (elastic) {
       CHECK(tot.resizes > 0);
       CHECK(s.resizes == tot.resizes);
-      MESSAGE("resizes " << tot.resizes << ", preemptions " << tot.preemptions);
+      CHECK(tot.grows > 0);
+      CHECK(s.grows == tot.grows);
+      MESSAGE("resizes " << tot.resizes << ", grows " << tot.grows << ", preemptions "
+                         << tot.preemptions);
     }
   }
 

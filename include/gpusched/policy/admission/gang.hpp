@@ -195,6 +195,17 @@ class gang_admission {
     return {verdict::admit, {}};
   }
 
+  /// The growth step's check (see `pipeline`): a running job may grow only while no backfill
+  /// reservation is held, since grown tasks run until the job ends and could delay the
+  /// reserved gang; refused with reason `reservation` naming the first reserved job otherwise.
+  /// O(1).
+  [[nodiscard]] admission_verdict approve_growth(const schedule_context&, const running_job&,
+                                                 std::span<const task_allocation>) const {
+    if (reserved_.empty()) return {verdict::admit, {}};
+    return {verdict::defer, reason{reason_code::reservation, resource_kind::none, 0, 0, -1,
+                                   reserved_.front().job, reserved_.front().start}};
+  }
+
   /// Checks, after `j` was placed tentatively in `tx`, that starting it now delays no
   /// reservation. Per reservation that `j` outlives: O(tasks x log nodes) when `j` fits beside
   /// the recorded state, else O(releases + placements).
@@ -206,7 +217,8 @@ class gang_admission {
     // way it is checked against the others like any job, its own reservation left out.
     for (std::size_t i = 0; i < reserved_.size(); ++i) {
       if (reserved_[i].job != j.id) continue;
-      const ledger::transaction::savepoint before{0, tx.shrunk().size(), tx.evicted().size()};
+      const ledger::transaction::savepoint before{0, tx.shrunk().size(), tx.evicted().size(),
+                                                  tx.grown().size()};
       chosen_.assign(tx.placed().begin(), tx.placed().end());
       if (!same_shape(ctx.state(), chosen_, pinned_[i])) break;  // e.g. an elastic gang shrunk
       tx.rollback_to(before);

@@ -215,6 +215,35 @@ class quota_admission {
     }
   }
 
+  /// The growth step's check (see `pipeline`): the tasks `added` to running job `r`
+  /// (tentatively applied) must fit its tenant's quota like a new placement, exactly (GPUs per
+  /// model they landed on); then the inner policy's `approve_growth`, if any.
+  /// O(grants + dims x depth).
+  [[nodiscard]] admission_verdict approve_growth(const schedule_context& ctx, const running_job& r,
+                                                 std::span<const task_allocation> added) {
+    buffer_.assign(tree_.dims(), 0);
+    add_usage(ctx.state(), added, buffer_);
+    if (const auto s = tree_.check(r.spec.tenant, buffer_)) {
+      return {verdict::defer, over_quota_reason(*s)};
+    }
+    if constexpr (requires { inner_.approve_growth(ctx, r, added); }) {
+      return inner_.approve_growth(ctx, r, added);
+    } else {
+      return {verdict::admit, {}};
+    }
+  }
+
+  /// After a growth commit: charges the added tasks to `r`'s tenant (a shrink is counted by
+  /// the recompute in `on_committed`; a growth adds exactly what it placed). O(grants + dims x
+  /// depth).
+  void on_grown(const schedule_context& ctx, const running_job& r,
+                std::span<const task_allocation> added) {
+    if constexpr (requires { inner_.on_grown(ctx, r, added); }) inner_.on_grown(ctx, r, added);
+    quota_vector v(tree_.dims(), 0);
+    add_usage(ctx.state(), added, v);
+    tree_.charge(r.spec.tenant, v);
+  }
+
   void on_admitted(const schedule_context& ctx, const job_spec& j) {
     if constexpr (requires { inner_.on_admitted(ctx, j); }) inner_.on_admitted(ctx, j);
   }
@@ -320,7 +349,8 @@ class quota_admission {
     const auto granted =
         std::max<std::int64_t>(0, j.task_count() - static_cast<std::int64_t>(tx.placed().size()));
     if (granted >= slack) return why;
-    const ledger::transaction::savepoint before{0, tx.shrunk().size(), tx.evicted().size()};
+    const ledger::transaction::savepoint before{0, tx.shrunk().size(), tx.evicted().size(),
+                                                tx.grown().size()};
     sized_ = j;
     auto try_reduction = [&](std::int64_t x) -> std::optional<quota_shortfall> {
       tx.rollback_to(before);
