@@ -17,6 +17,7 @@
 #pragma once
 
 #include <algorithm>  // std::max
+#include <bit>        // std::popcount
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -594,5 +595,21 @@ class cluster {
   int max_node_gpus_any_ = 0;
   std::vector<int> max_node_gpus_;
 };
+
+/// @brief The milli-GPU a grant occupies: the one GPU measure that quotas (`add_usage`) and the
+/// simulator's allocation figures share. A whole GPU or a share: its milli. A MIG instance:
+/// `1000 x its memory slices / the model's memory slices` (a 3g.40gb on an 8-slice A100: 500).
+/// One replica of a time-sliced or MPS GPU advertised as N replicas: `1000 / N`. Rounded down.
+/// The GPU's mode cannot change while a grant is held, so a grant charges the same amount
+/// when it is taken and when it is given back. O(1).
+inline std::int64_t charged_milli(const cluster& c, const gpu_grant& g) {
+  const auto& s = c.gpu(g.gpu);
+  if (g.mig_slots != 0) {
+    const auto slices = c.catalog()[s.model].mig.memory_slices;
+    return slices == 0 ? 0 : std::popcount(static_cast<unsigned>(g.mig_slots)) * 1000 / slices;
+  }
+  if (g.replica) return s.replicas == 0 ? 0 : 1000 / std::int64_t{s.replicas};
+  return g.milli.value();
+}
 
 GPUSCHED_END_NAMESPACE

@@ -730,7 +730,10 @@ class simulator {
       s.p0 = p;
     }
     stop_allocation(i);
-    const std::int64_t held = rj->milli_gpus();
+    std::int64_t held = 0;
+    for (const auto& t : rj->tasks) {
+      for (const auto& g : t.gpus) held += charged_milli(book_.state(), g);
+    }
     s.held_milli = held;
     held_milli_ += held;
     tenant_held_[s.tenant_slot] += held;
@@ -772,7 +775,7 @@ class simulator {
     ++s.epoch;
     std::int64_t held = 0;
     for (const auto& t : d.placement) {
-      for (const auto& g : t.gpus) held += g.milli.value();
+      for (const auto& g : t.gpus) held += charged_milli(book_.state(), g);
     }
     s.held_milli = held;
     held_milli_ += held;

@@ -74,26 +74,18 @@ struct quota_resource {
 using quota_vector = std::vector<std::int64_t>;
 
 /// @brief What a set of task allocations uses, per quota dimension. O(grants).
-/// Milli-GPU charges: a grant's milli (1000 for a whole GPU); a MIG instance `1000 x memory
-/// slices / slices`; one replica of a time-sliced or MPS GPU advertised as N replicas
-/// `1000 / N` (rounded down), so N replicas of a GPU charge about one GPU.
+/// Milli-GPU charges: `charged_milli` (a grant's milli, 1000 for a whole GPU; a MIG instance
+/// `1000 x memory slices / slices`; one replica of a GPU advertised as N replicas `1000 / N`,
+/// rounded down, so N replicas of a GPU charge about one GPU).
 inline void add_usage(const cluster& c, std::span<const task_allocation> tasks,
                       std::span<std::int64_t> out, std::int64_t sign = 1) {
   for (const auto& t : tasks) {
     out[0] += sign * t.cpu.value();
     out[1] += sign * t.memory.value();
     for (const auto& g : t.gpus) {
-      const auto& s = c.gpu(g.gpu);
-      if (g.mig_slots != 0) {
-        const auto slices = c.catalog()[s.model].mig.memory_slices;
-        out[2] += sign * (std::popcount(static_cast<unsigned>(g.mig_slots)) * 1000 / slices);
-      } else if (g.replica) {
-        // one replica of a GPU advertised as N: 1000 / N milli (the GPU's mode cannot change
-        // while a replica is held, so adding and removing charge the same amount)
-        out[2] += sign * (s.replicas == 0 ? 0 : 1000 / std::int64_t{s.replicas});
-      } else {
-        out[2] += sign * g.milli.value();
-        if (g.milli == whole_gpu_milli) out[3 + s.model.value()] += sign;
+      out[2] += sign * charged_milli(c, g);
+      if (g.mig_slots == 0 && !g.replica && g.milli == whole_gpu_milli) {
+        out[3 + c.gpu(g.gpu).model.value()] += sign;
       }
     }
   }

@@ -89,6 +89,36 @@ TEST_SUITE("sim/simulator") {
     CHECK(sim.book().running().empty());
   }
 
+  TEST_CASE("allocation figures charge a MIG instance and a GPU replica their share of a GPU") {
+    // n0: one A100-40GB in MIG mode (8 memory slices); n1: one H100 time-sliced into 4 replicas.
+    // Job 1 holds a 3g.20gb instance (4 of 8 slices: 500 milli) for 100 s, job 2 one replica
+    // (1000 / 4 = 250 milli) for 100 s. Before, both counted 0 in the allocation figures.
+    auto nodes = gs::testing::uniform_nodes(2, 1);
+    nodes[0].gpu_model = "A100-SXM4-40GB";
+    nodes[0].mig_enabled = true;
+    nodes[1].sharing = gs::gpu_sharing::time_slicing;
+    nodes[1].replicas = 4;
+    std::vector<gs::sim_job> jobs{job(1, 0, 100, 1), job(2, 0, 100, 1)};
+    jobs[0].spec.groups[0].request.gpu = gs::gpu_demand::mig(3, 4);
+    jobs[1].spec.groups[0].request.gpu = gs::gpu_demand::replica();
+    gs::sim_config cfg;
+    cfg.check_invariants = true;
+    cfg.sample_interval = gs::seconds(50);
+    gs::simulator sim(gs::cluster(gs::basic_catalog(), nodes), gs::default_pipeline{}, cfg);
+    sim.run(gs::source_from(jobs));
+    REQUIRE(sim.records().size() == 2);
+    CHECK(sim.records()[0].outcome == gs::job_outcome::finished);
+    CHECK(sim.records()[1].outcome == gs::job_outcome::finished);
+    CHECK(sim.records()[0].allocated_gpu_ms == doctest::Approx(0.5 * 100000));
+    CHECK(sim.records()[1].allocated_gpu_ms == doctest::Approx(0.25 * 100000));
+    CHECK(sim.totals().allocated_integral == doctest::Approx(750.0 * 100000));
+    REQUIRE(sim.samples().size() >= 2);  // t = 0 (before the cycle), t = 50 (both running)
+    CHECK(gs::to_seconds(sim.samples()[1].t) == 50);
+    CHECK(sim.samples()[1].allocated_gpus == doctest::Approx(0.75));
+    const auto sum = gs::summarize(sim);
+    CHECK(sum.allocation == doctest::Approx(0.75 / 2));  // 0.75 of 2 GPUs over the run
+  }
+
   TEST_CASE("a completion at the same time as an arrival frees resources before the cycle") {
     // Job 1 holds all 8 GPUs until t=10; job 2 needs all 8 and arrives at t=10.
     std::vector<gs::sim_job> jobs{job(1, 0, 10, 4), job(2, 0, 10, 4), job(3, 10, 5, 4),
