@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Type-erased policies (`any_ordering_policy`, `any_admission_policy`, `any_packing_policy`,
-/// `any_placement_policy`, `any_preemption_policy`) and a registry that makes them by name, for
-/// choosing a composition at run time (command lines, config files). Each `any_*` models its
-/// family's concept, so `pipeline<any_ordering_policy, ...>` is an ordinary pipeline.
+/// `any_placement_policy`, `any_preemption_policy`), for choosing a composition at run time
+/// (command lines, config files; the by-name registry is `pipeline/registry.hpp`). Each `any_*`
+/// models its family's concept and declares every hook of its family, so
+/// `pipeline<any_ordering_policy, ...>` is an ordinary pipeline that behaves as the policies it
+/// holds (tested against the static pipeline over every registry composition).
 /// Cost: one virtual call per policy call; copying clones the held policy.
 #pragma once
 
+#include <cstdint>
 #include <memory>  // std::unique_ptr, std::make_unique
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -18,18 +22,9 @@
 #include "gpusched/core/error.hpp"
 #include "gpusched/pipeline/pipeline.hpp"
 #include "gpusched/policy/concepts.hpp"
-#include "gpusched/policy/ordering/drf.hpp"
-#include "gpusched/policy/ordering/las.hpp"
-#include "gpusched/policy/ordering/multifactor.hpp"
-#include "gpusched/policy/ordering/themis.hpp"
-#include "gpusched/policy/packing/best_fit.hpp"
-#include "gpusched/policy/packing/fgd.hpp"
-#include "gpusched/policy/packing/mig_aware.hpp"
-#include "gpusched/policy/packing/topology_aware.hpp"
-#include "gpusched/policy/placement/gang.hpp"
-#include "gpusched/policy/placement/topology_aware.hpp"
-#include "gpusched/policy/preemption/checkpoint_aware.hpp"
-#include "gpusched/policy/preemption/kube_default.hpp"
+#include "gpusched/policy/diagnose.hpp"
+#include "gpusched/policy/hooks.hpp"
+#include "gpusched/policy/preemption/reclaim.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 namespace detail {
@@ -73,10 +68,12 @@ struct named_iface {
 };
 }  // namespace detail
 
-/// @brief Any ordering policy.
+/// @brief Any ordering policy. Declares every ordering hook (`ordering_hooks`) and forwards
+/// each to the held policy when it declares it (else a no-op).
 class any_ordering_policy {
   struct iface : detail::named_iface {
     [[nodiscard]] virtual std::unique_ptr<iface> clone() const = 0;
+    [[nodiscard]] virtual std::uint32_t held_hooks() const noexcept = 0;
     virtual void order(const schedule_context&, std::span<const job_spec*>) = 0;
     virtual void on_admitted(const schedule_context&, const job_spec&,
                              std::span<const task_allocation>) = 0;
@@ -86,26 +83,34 @@ class any_ordering_policy {
   template <class P>
   struct model final : detail::model_base<iface, P, model<P>> {
     using detail::model_base<iface, P, model<P>>::model_base;
+    [[nodiscard]] std::uint32_t held_hooks() const noexcept override {
+      return declared_hook_mask<P>;
+    }
     void order(const schedule_context& c, std::span<const job_spec*> j) override {
       this->p.order(c, j);
     }
     void on_admitted([[maybe_unused]] const schedule_context& c, [[maybe_unused]] const job_spec& j,
                      [[maybe_unused]] std::span<const task_allocation> g) override {
-      if constexpr (incremental_ordering_policy<P>) this->p.on_admitted(c, j, g);
+      if constexpr (declares_hook<P, hook::incremental>) this->p.on_admitted(c, j, g);
     }
     void on_released([[maybe_unused]] const schedule_context& c, [[maybe_unused]] const job_spec& j,
                      [[maybe_unused]] std::span<const task_allocation> g) override {
-      if constexpr (incremental_ordering_policy<P>) this->p.on_released(c, j, g);
+      if constexpr (declares_hook<P, hook::incremental>) this->p.on_released(c, j, g);
     }
   };
 
  public:
   using policy_category = ordering_tag;
+  using hooks = ordering_hooks;
+  /// Holds `p`. @pre (checked at compile time, with a message per mistake) `P` models
+  /// `ordering_policy` and its hooks match its declaration.
   template <class P>
-    requires(!std::same_as<P, any_ordering_policy> && ordering_policy<P>)
+    requires(!std::same_as<P, any_ordering_policy> && enable_ordering_policy<P>)
   any_ordering_policy(P p)  // NOLINT(google-explicit-constructor): erasure is the point
-      : self_(std::make_unique<model<P>>(std::move(p))) {}
+      : self_(make<P>(std::move(p))) {}
   [[nodiscard]] std::string_view name() const { return self_->name(); }
+  /// The hooks the held policy declares (`hook::X::bit`); see `hook_active`.
+  [[nodiscard]] std::uint32_t held_hooks() const noexcept { return self_->held_hooks(); }
   void order(const schedule_context& c, std::span<const job_spec*> j) { self_->order(c, j); }
   /// Forwarded to the held policy when it is an `incremental_ordering_policy` (else no-op).
   void on_admitted(const schedule_context& c, const job_spec& j,
@@ -119,19 +124,34 @@ class any_ordering_policy {
   }
 
  private:
+  template <class P>
+  static std::unique_ptr<iface> make(P p) {
+    if constexpr (detail::diagnose_policy<P>()) {
+      return std::make_unique<model<P>>(std::move(p));
+    } else {
+      return nullptr;
+    }
+  }
   detail::poly<iface> self_;
 };
 
-/// @brief Any admission policy. The optional hooks of the held policy are forwarded.
+/// @brief Any admission policy. Declares every admission hook (`admission_hooks`) and forwards
+/// each to the held policy when it declares it; a hook the held policy lacks behaves as if
+/// absent (`approve`: admit; the reclaim path: not taken, see `hook_active`).
 class any_admission_policy {
   struct iface : detail::named_iface {
     [[nodiscard]] virtual std::unique_ptr<iface> clone() const = 0;
+    [[nodiscard]] virtual std::uint32_t held_hooks() const noexcept = 0;
     virtual admission_verdict admit(const schedule_context&, const job_spec&) = 0;
     virtual queue_action on_unplaced(const schedule_context&, const job_spec&, const reason&,
                                      const admission_tools&) = 0;
     virtual void begin_cycle(const schedule_context&) = 0;
     virtual admission_verdict approve(const schedule_context&, const job_spec&,
                                       ledger::transaction&, const admission_tools&) = 0;
+    virtual std::optional<reclaim_scope> reclaim_for(const schedule_context&, const job_spec&,
+                                                     const reason&) = 0;
+    virtual admission_verdict approve_reclaim(const schedule_context&, const job_spec&,
+                                              ledger::transaction&, const admission_tools&) = 0;
     virtual void on_committed(const schedule_context&, const decision&) = 0;
     virtual void on_admitted(const schedule_context&, const job_spec&) = 0;
     virtual admission_verdict approve_growth(const schedule_context&, const running_job&,
@@ -142,6 +162,9 @@ class any_admission_policy {
   template <class P>
   struct model final : detail::model_base<iface, P, model<P>> {
     using detail::model_base<iface, P, model<P>>::model_base;
+    [[nodiscard]] std::uint32_t held_hooks() const noexcept override {
+      return declared_hook_mask<P>;
+    }
     admission_verdict admit(const schedule_context& c, const job_spec& j) override {
       return this->p.admit(c, j);
     }
@@ -153,46 +176,71 @@ class any_admission_policy {
         return this->p.on_unplaced(c, j, r);
       }
     }
-    void begin_cycle(const schedule_context& c) override {
-      if constexpr (requires { this->p.begin_cycle(c); }) this->p.begin_cycle(c);
+    void begin_cycle([[maybe_unused]] const schedule_context& c) override {
+      if constexpr (declares_hook<P, hook::begin_cycle>) this->p.begin_cycle(c);
     }
-    admission_verdict approve(const schedule_context& c, const job_spec& j, ledger::transaction& tx,
-                              const admission_tools& t) override {
-      if constexpr (requires { this->p.approve(c, j, tx, t); }) {
-        return this->p.approve(c, j, tx, t);
-      } else if constexpr (requires { this->p.approve(c, j, tx); }) {
-        return this->p.approve(c, j, tx);
+    admission_verdict approve([[maybe_unused]] const schedule_context& c,
+                              [[maybe_unused]] const job_spec& j,
+                              [[maybe_unused]] ledger::transaction& tx,
+                              [[maybe_unused]] const admission_tools& t) override {
+      if constexpr (declares_hook<P, hook::approve>) {
+        return hook::approve::call(this->p, c, j, tx, t);
       } else {
-        return {verdict::admit, {}};
+        return admission_verdict{};
       }
     }
-    void on_committed(const schedule_context& c, const decision& d) override {
-      if constexpr (requires { this->p.on_committed(c, d); }) this->p.on_committed(c, d);
+    std::optional<reclaim_scope> reclaim_for([[maybe_unused]] const schedule_context& c,
+                                             [[maybe_unused]] const job_spec& j,
+                                             [[maybe_unused]] const reason& why) override {
+      if constexpr (declares_hook<P, hook::reclaim>) {
+        return this->p.reclaim_for(c, j, why);
+      } else {
+        return std::nullopt;
+      }
     }
-    void on_admitted(const schedule_context& c, const job_spec& j) override {
-      if constexpr (requires { this->p.on_admitted(c, j); }) this->p.on_admitted(c, j);
+    admission_verdict approve_reclaim(const schedule_context& c, const job_spec& j,
+                                      ledger::transaction& tx, const admission_tools& t) override {
+      if constexpr (declares_hook<P, hook::reclaim>) {
+        return this->p.approve_reclaim(c, j, tx, t);
+      } else {
+        return approve(c, j, tx, t);
+      }
     }
-    admission_verdict approve_growth(const schedule_context& c, const running_job& r,
-                                     std::span<const task_allocation> added) override {
-      if constexpr (requires { this->p.approve_growth(c, r, added); }) {
+    void on_committed([[maybe_unused]] const schedule_context& c,
+                      [[maybe_unused]] const decision& d) override {
+      if constexpr (declares_hook<P, hook::on_committed>) this->p.on_committed(c, d);
+    }
+    void on_admitted([[maybe_unused]] const schedule_context& c,
+                     [[maybe_unused]] const job_spec& j) override {
+      if constexpr (declares_hook<P, hook::on_admitted>) this->p.on_admitted(c, j);
+    }
+    admission_verdict approve_growth([[maybe_unused]] const schedule_context& c,
+                                     [[maybe_unused]] const running_job& r,
+                                     [[maybe_unused]] std::span<const task_allocation> added) override {
+      if constexpr (declares_hook<P, hook::approve_growth>) {
         return this->p.approve_growth(c, r, added);
       } else {
-        return {verdict::admit, {}};
+        return admission_verdict{};
       }
     }
-    void on_grown(const schedule_context& c, const running_job& r,
-                  std::span<const task_allocation> added) override {
-      if constexpr (requires { this->p.on_grown(c, r, added); }) this->p.on_grown(c, r, added);
+    void on_grown([[maybe_unused]] const schedule_context& c, [[maybe_unused]] const running_job& r,
+                  [[maybe_unused]] std::span<const task_allocation> added) override {
+      if constexpr (declares_hook<P, hook::on_grown>) this->p.on_grown(c, r, added);
     }
   };
 
  public:
   using policy_category = admission_tag;
+  using hooks = admission_hooks;
+  /// Holds `p`. @pre (checked at compile time, with a message per mistake) `P` models
+  /// `admission_policy` and its hooks match its declaration.
   template <class P>
-    requires(!std::same_as<P, any_admission_policy> && admission_policy<P>)
+    requires(!std::same_as<P, any_admission_policy> && enable_admission_policy<P>)
   any_admission_policy(P p)  // NOLINT(google-explicit-constructor)
-      : self_(std::make_unique<model<P>>(std::move(p))) {}
+      : self_(make<P>(std::move(p))) {}
   [[nodiscard]] std::string_view name() const { return self_->name(); }
+  /// The hooks the held policy declares (`hook::X::bit`); see `hook_active`.
+  [[nodiscard]] std::uint32_t held_hooks() const noexcept { return self_->held_hooks(); }
   admission_verdict admit(const schedule_context& c, const job_spec& j) {
     return self_->admit(c, j);
   }
@@ -204,6 +252,14 @@ class any_admission_policy {
   admission_verdict approve(const schedule_context& c, const job_spec& j, ledger::transaction& tx,
                             const admission_tools& t) {
     return self_->approve(c, j, tx, t);
+  }
+  std::optional<reclaim_scope> reclaim_for(const schedule_context& c, const job_spec& j,
+                                           const reason& why) {
+    return self_->reclaim_for(c, j, why);
+  }
+  admission_verdict approve_reclaim(const schedule_context& c, const job_spec& j,
+                                    ledger::transaction& tx, const admission_tools& t) {
+    return self_->approve_reclaim(c, j, tx, t);
   }
   void on_committed(const schedule_context& c, const decision& d) { self_->on_committed(c, d); }
   void on_admitted(const schedule_context& c, const job_spec& j) { self_->on_admitted(c, j); }
@@ -217,6 +273,14 @@ class any_admission_policy {
   }
 
  private:
+  template <class P>
+  static std::unique_ptr<iface> make(P p) {
+    if constexpr (detail::diagnose_policy<P>()) {
+      return std::make_unique<model<P>>(std::move(p));
+    } else {
+      return nullptr;
+    }
+  }
   detail::poly<iface> self_;
 };
 
@@ -244,10 +308,12 @@ class any_packing_policy {
 
  public:
   using policy_category = packing_tag;
+  /// Holds `p`. @pre (checked at compile time, with a message per mistake) `P` models
+  /// `packing_policy`.
   template <class P>
-    requires(!std::same_as<P, any_packing_policy> && packing_policy<P>)
+    requires(!std::same_as<P, any_packing_policy> && enable_packing_policy<P>)
   any_packing_policy(P p)  // NOLINT(google-explicit-constructor)
-      : self_(std::make_unique<model<P>>(std::move(p))) {}
+      : self_(make<P>(std::move(p))) {}
   [[nodiscard]] std::string_view name() const { return self_->name(); }
   [[nodiscard]] std::optional<task_allocation> fit(const schedule_context& c, node_index n,
                                                    const task_request& r) const {
@@ -259,6 +325,14 @@ class any_packing_policy {
   }
 
  private:
+  template <class P>
+  static std::unique_ptr<iface> make(P p) {
+    if constexpr (detail::diagnose_policy<P>()) {
+      return std::make_unique<model<P>>(std::move(p));
+    } else {
+      return nullptr;
+    }
+  }
   detail::poly<iface> self_;
 };
 
@@ -280,10 +354,12 @@ class any_placement_policy {
 
  public:
   using policy_category = placement_tag;
+  /// Holds `p`. @pre (checked at compile time, with a message per mistake) `P` models
+  /// `placement_policy`.
   template <class P>
-    requires(!std::same_as<P, any_placement_policy> && placement_policy<P>)
+    requires(!std::same_as<P, any_placement_policy> && enable_placement_policy<P>)
   any_placement_policy(P p)  // NOLINT(google-explicit-constructor)
-      : self_(std::make_unique<model<P>>(std::move(p))) {}
+      : self_(make<P>(std::move(p))) {}
   [[nodiscard]] std::string_view name() const { return self_->name(); }
   placement_outcome place(const schedule_context& c, const job_spec& j, packing_ref pk,
                           ledger::transaction& tx) {
@@ -291,39 +367,71 @@ class any_placement_policy {
   }
 
  private:
+  template <class P>
+  static std::unique_ptr<iface> make(P p) {
+    if constexpr (detail::diagnose_policy<P>()) {
+      return std::make_unique<model<P>>(std::move(p));
+    } else {
+      return nullptr;
+    }
+  }
   detail::poly<iface> self_;
 };
 
-/// @brief Any preemption policy.
+/// @brief Any preemption policy. Declares every preemption hook (`preemption_hooks`) and
+/// forwards each to the held policy when it declares it (else a no-op; `select_reclaim`: the
+/// reclaim path is not taken, see `hook_active`).
 class any_preemption_policy {
   struct iface : detail::named_iface {
     [[nodiscard]] virtual std::unique_ptr<iface> clone() const = 0;
+    [[nodiscard]] virtual std::uint32_t held_hooks() const noexcept = 0;
     virtual void begin_cycle(const schedule_context&) = 0;
     virtual preemption_plan select(const schedule_context&, const job_spec&, fit_probe) = 0;
     virtual void on_preempted(const schedule_context&, const job_spec&, const preemption_plan&) = 0;
+    virtual preemption_plan select_reclaim(const schedule_context&, const job_spec&,
+                                           const reclaim_scope&, fit_probe) = 0;
   };
   template <class P>
   struct model final : detail::model_base<iface, P, model<P>> {
     using detail::model_base<iface, P, model<P>>::model_base;
-    void begin_cycle(const schedule_context& c) override {
-      if constexpr (requires { this->p.begin_cycle(c); }) this->p.begin_cycle(c);
+    [[nodiscard]] std::uint32_t held_hooks() const noexcept override {
+      return declared_hook_mask<P>;
+    }
+    void begin_cycle([[maybe_unused]] const schedule_context& c) override {
+      if constexpr (declares_hook<P, hook::begin_cycle>) this->p.begin_cycle(c);
     }
     preemption_plan select(const schedule_context& c, const job_spec& j, fit_probe f) override {
       return this->p.select(c, j, f);
     }
-    void on_preempted(const schedule_context& c, const job_spec& j,
-                      const preemption_plan& pl) override {
-      if constexpr (requires { this->p.on_preempted(c, j, pl); }) this->p.on_preempted(c, j, pl);
+    void on_preempted([[maybe_unused]] const schedule_context& c,
+                      [[maybe_unused]] const job_spec& j,
+                      [[maybe_unused]] const preemption_plan& pl) override {
+      if constexpr (declares_hook<P, hook::on_preempted>) this->p.on_preempted(c, j, pl);
+    }
+    preemption_plan select_reclaim([[maybe_unused]] const schedule_context& c,
+                                   [[maybe_unused]] const job_spec& j,
+                                   [[maybe_unused]] const reclaim_scope& s,
+                                   [[maybe_unused]] fit_probe f) override {
+      if constexpr (declares_hook<P, hook::select_reclaim>) {
+        return this->p.select_reclaim(c, j, s, f);
+      } else {
+        return preemption_plan{};
+      }
     }
   };
 
  public:
   using policy_category = preemption_tag;
+  using hooks = preemption_hooks;
+  /// Holds `p`. @pre (checked at compile time, with a message per mistake) `P` models
+  /// `preemption_policy` and its hooks match its declaration.
   template <class P>
-    requires(!std::same_as<P, any_preemption_policy> && preemption_policy<P>)
+    requires(!std::same_as<P, any_preemption_policy> && enable_preemption_policy<P>)
   any_preemption_policy(P p)  // NOLINT(google-explicit-constructor)
-      : self_(std::make_unique<model<P>>(std::move(p))) {}
+      : self_(make<P>(std::move(p))) {}
   [[nodiscard]] std::string_view name() const { return self_->name(); }
+  /// The hooks the held policy declares (`hook::X::bit`); see `hook_active`.
+  [[nodiscard]] std::uint32_t held_hooks() const noexcept { return self_->held_hooks(); }
   /// Forwards the optional `begin_cycle(ctx)` hook (a no-op for a policy without one).
   void begin_cycle(const schedule_context& c) { self_->begin_cycle(c); }
   preemption_plan select(const schedule_context& c, const job_spec& j, fit_probe f) {
@@ -332,8 +440,20 @@ class any_preemption_policy {
   void on_preempted(const schedule_context& c, const job_spec& j, const preemption_plan& pl) {
     self_->on_preempted(c, j, pl);
   }
+  preemption_plan select_reclaim(const schedule_context& c, const job_spec& j,
+                                 const reclaim_scope& s, fit_probe f) {
+    return self_->select_reclaim(c, j, s, f);
+  }
 
  private:
+  template <class P>
+  static std::unique_ptr<iface> make(P p) {
+    if constexpr (detail::diagnose_policy<P>()) {
+      return std::make_unique<model<P>>(std::move(p));
+    } else {
+      return nullptr;
+    }
+  }
   detail::poly<iface> self_;
 };
 
@@ -343,119 +463,14 @@ static_assert(admission_policy<any_admission_policy>);
 static_assert(packing_policy<any_packing_policy>);
 static_assert(placement_policy<any_placement_policy>);
 static_assert(preemption_policy<any_preemption_policy>);
+// each wrapper declares, and implements, every hook of its family
+static_assert(check_hooks<any_ordering_policy>() && check_hooks<any_admission_policy>() &&
+              check_hooks<any_preemption_policy>());
+static_assert(reclaiming_admission_policy<any_admission_policy>);
+static_assert(reclaiming_preemption_policy<any_preemption_policy>);
 
 /// A pipeline whose every slot is chosen at run time.
 using any_pipeline = pipeline<any_ordering_policy, any_admission_policy, any_packing_policy,
                               any_placement_policy, any_preemption_policy>;
-
-/// @brief Names of the policies the registry knows, per family.
-struct policy_names {
-  std::vector<std::string_view> ordering{
-      "fifo", "priority", "drf",         "drf-snapshot",    "las", "las-time", "srtf",
-      "srsf", "themis",   "multifactor", "multifactor-nofs"};
-  std::vector<std::string_view> admission{"gang", "gang-strict", "gang-easy", "gang-conservative"};
-  std::vector<std::string_view> packing{"first-fit",   "topology",    "mig-aware", "best-fit",
-                                        "worst-fit",   "random",      "dotprod",   "gpu-clustering",
-                                        "gpu-packing", "fgd-best-fit"};
-  std::vector<std::string_view> placement{"first-fit", "gang", "topology"};
-  std::vector<std::string_view> preemption{"priority", "none", "checkpoint-aware", "kube-default",
-                                           "lowest-priority-newest"};
-};
-
-namespace detail {
-[[noreturn]] inline void unknown_policy(std::string_view family, std::string_view name,
-                                        const std::vector<std::string_view>& known) {
-  std::string list;
-  for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-  throw invalid_value_error(error_id::unknown_name, "policy registry", std::string(family),
-                            std::string(name), "unknown policy (known: " + list + ")");
-}
-}  // namespace detail
-
-/// Makes a policy by name. @throws invalid_value_error (unknown_name) listing the known names.
-inline any_ordering_policy make_ordering_policy(std::string_view name) {
-  if (name == "fifo") return fifo_ordering{};
-  if (name == "priority") return priority_ordering{};
-  // Fair share (policy/ordering/): defaults that need no external state. Orderings that need
-  // tenants, history, quotas or a prior (hdrf, drf-decayed, gittins, kueue-drs) are built in
-  // code and wrapped in any_ordering_policy.
-  if (name == "drf") return drf_ordering{};
-  if (name == "drf-snapshot") return drf_ordering{drf_options{.progressive = false, .history = {}}};
-  if (name == "las") return las_ordering{};
-  if (name == "las-time") {
-    return las_ordering{std::make_shared<service_record>(), {3600.0}, service_measure::time};
-  }
-  if (name == "srtf") return srtf_ordering{};
-  if (name == "srsf") return srtf_ordering{std::make_shared<service_record>(), true};
-  if (name == "themis") return finish_time_fairness_ordering{};
-  // Slurm multifactor: classic fair share 2^(-U/S) on its own decayed usage (half-life 7 days,
-  // equal shares per tenant) weighted 10000, as the QOS factor, over age 1000 (max age 7 days)
-  // and job size 100: fair share decides between tenants, age and size within one.
-  if (name == "multifactor") {
-    return make_multifactor(weighted(decayed_fair_share_factor{}, 10000.0),
-                            weighted(age_factor{}, 1000.0), weighted(job_size_factor{}, 100.0),
-                            weighted(qos_factor{10}, 10000.0));
-  }
-  if (name == "multifactor-nofs") {  // the same without fair share: age, size, QOS
-    return make_multifactor(weighted(age_factor{}, 1000.0), weighted(job_size_factor{}, 100.0),
-                            weighted(qos_factor{10}, 10000.0));
-  }
-  detail::unknown_policy("ordering", name, policy_names{}.ordering);
-}
-inline any_admission_policy make_admission_policy(std::string_view name) {
-  if (name == "gang") return gang_admission{};
-  if (name == "gang-strict") return gang_admission{queueing::strict_fifo};
-  if (name == "gang-easy") return gang_admission{queueing::easy_backfill};
-  if (name == "gang-conservative") return gang_admission{queueing::conservative_backfill};
-  detail::unknown_policy("admission", name, policy_names{}.admission);
-}
-inline any_packing_policy make_packing_policy(std::string_view name) {
-  if (name == "first-fit") return first_fit_packing{};
-  if (name == "topology") return topology_packing(std::make_shared<const topology_model>());
-  if (name == "mig-aware") return mig_aware_packing{};
-  if (name == "best-fit") return best_fit_packing{};
-  if (name == "worst-fit") return worst_fit_packing{};
-  if (name == "random") return random_packing{};
-  if (name == "dotprod") return dotprod_packing{};
-  if (name == "gpu-clustering") return gpu_clustering_packing{};
-  if (name == "gpu-packing") return gpu_packing_packing{};
-  if (name == "fgd-best-fit") return fgd_best_fit_packing{};
-  detail::unknown_policy("packing", name, policy_names{}.packing);
-}
-inline any_placement_policy make_placement_policy(std::string_view name) {
-  if (name == "first-fit") return first_fit_placement{};
-  if (name == "gang") return gang_placement{};
-  // without a topology model: fewest nodes, best fit; build topology_aware_placement(model)
-  // for fabric and NVLink awareness
-  if (name == "topology") {
-    return topology_aware_placement(std::make_shared<const topology_model>());
-  }
-  detail::unknown_policy("placement", name, policy_names{}.placement);
-}
-inline any_preemption_policy make_preemption_policy(std::string_view name) {
-  if (name == "priority") return priority_preemption{};
-  if (name == "none") return no_preemption{};
-  if (name == "checkpoint-aware") return checkpoint_aware_preemption{};
-  if (name == "kube-default") return kube_default_preemption{};
-  // "lowest priority, most recent start": exactly `priority_preemption`'s rule
-  if (name == "lowest-priority-newest") return priority_preemption{};
-  detail::unknown_policy("preemption", name, policy_names{}.preemption);
-}
-
-/// @brief Names for each slot of a run-time pipeline; defaults are the library defaults.
-struct pipeline_config {
-  std::string ordering = "fifo";
-  std::string admission = "gang";
-  std::string packing = "first-fit";
-  std::string placement = "first-fit";
-  std::string preemption = "priority";
-};
-
-/// Builds a pipeline from names. @throws invalid_value_error for an unknown name.
-inline any_pipeline make_pipeline(const pipeline_config& c) {
-  return any_pipeline(make_ordering_policy(c.ordering), make_admission_policy(c.admission),
-                      make_packing_policy(c.packing), make_placement_policy(c.placement),
-                      make_preemption_policy(c.preemption));
-}
 
 GPUSCHED_END_NAMESPACE

@@ -22,6 +22,8 @@
 #include "gpusched/core/time.hpp"
 #include "gpusched/policy/admission/gang.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/diagnose.hpp"
+#include "gpusched/policy/hooks.hpp"
 #include "gpusched/policy/ordering/fifo.hpp"
 #include "gpusched/policy/packing/first_fit.hpp"
 #include "gpusched/policy/placement/first_fit.hpp"
@@ -58,6 +60,7 @@ struct pipeline_options {
 struct cycle_result {
   std::vector<decision> decisions;
   std::vector<growth> grown{};
+  friend bool operator==(const cycle_result&, const cycle_result&) noexcept = default;
   [[nodiscard]] std::size_t count(verdict v) const noexcept {
     return static_cast<std::size_t>(std::count_if(decisions.begin(), decisions.end(),
                                                   [v](const decision& d) { return d.kind == v; }));
@@ -90,7 +93,9 @@ struct cycle_result {
 ///    changes, the refusal stands and `decision::preemption` says why). Without either hook the
 ///    refusal stands, as before.
 ///
-/// Optional admission hooks, called when the admission policy has them: `begin_cycle(ctx)`
+/// Optional hooks are called when the policy declares them (`using hooks = hook_list<...>`,
+/// `gpusched/policy/hooks.hpp`, checked at compile time against each hook's signature).
+/// Admission hooks: `begin_cycle(ctx)`
 /// before ordering; `approve(ctx, job, tx[, tools]) -> admission_verdict` after a successful
 /// tentative placement and before commit (quota checks on the exact placement, backfill reservation
 /// checks; a refusal rolls the transaction back; only the free-quota path of step 5 preempts
@@ -145,6 +150,11 @@ template <ordering_policy Order = default_ordering, admission_policy Admit = def
           packing_policy Pack = default_packing, placement_policy Place = default_placement,
           preemption_policy Preempt = default_preemption>
 class pipeline {
+  // Every declared hook has its signature, every hook-like member is declared (messages name
+  // the hook; gpusched/policy/hooks.hpp).
+  static_assert(check_hooks<Order>() && check_hooks<Admit>() && check_hooks<Preempt>(),
+                "gpusched: a policy's hooks do not match its declaration (see the error above)");
+
  public:
   using ordering_type = Order;
   using admission_type = Admit;
@@ -204,8 +214,8 @@ class pipeline {
     out.grown.clear();
     check_ids(book, pending);
     const schedule_context ctx(book, now, rng);
-    if constexpr (requires { admit_.begin_cycle(ctx); }) admit_.begin_cycle(ctx);
-    if constexpr (requires { preempt_.begin_cycle(ctx); }) preempt_.begin_cycle(ctx);
+    if constexpr (declares_hook<Admit, hook::begin_cycle>) admit_.begin_cycle(ctx);
+    if constexpr (declares_hook<Preempt, hook::begin_cycle>) preempt_.begin_cycle(ctx);
 
     queue_.clear();
     for (const auto& j : pending) queue_.push_back(&j);
@@ -286,9 +296,7 @@ class pipeline {
                  decision& d) {
     d.victim_details = plan.details;
     d.lost_gpu_seconds = plan.lost_gpu_seconds;
-    if constexpr (requires { preempt_.on_preempted(ctx, j, plan); }) {
-      preempt_.on_preempted(ctx, j, plan);
-    }
+    if constexpr (declares_hook<Preempt, hook::on_preempted>) preempt_.on_preempted(ctx, j, plan);
   }
 
   /// The admission policy's verdict on the tentative placement in `tx`: its optional
@@ -297,14 +305,13 @@ class pipeline {
   admission_verdict approval(const schedule_context& ctx, const job_spec& j,
                              ledger::transaction& tx, const admission_tools& tools,
                              bool reclaiming) {
-    if constexpr (requires { admit_.approve_reclaim(ctx, j, tx, tools); }) {
+    if constexpr (declares_hook<Admit, hook::reclaim>) {
       if (reclaiming) return admit_.approve_reclaim(ctx, j, tx, tools);
     }
-    if constexpr (requires { admit_.approve(ctx, j, tx, tools); }) {
-      return admit_.approve(ctx, j, tx, tools);
-    } else if constexpr (requires { admit_.approve(ctx, j, tx); }) {
-      return admit_.approve(ctx, j, tx);
+    if constexpr (declares_hook<Admit, hook::approve>) {
+      return hook::approve::call(admit_, ctx, j, tx, tools);
     } else {
+      (void)reclaiming;
       return {verdict::admit, {}};
     }
   }
@@ -317,14 +324,12 @@ class pipeline {
   /// offered, `d.preemption` says why no victim set sufficed.
   bool reclaim(const schedule_context& ctx, ledger& book, const job_spec& j, sim_time now,
                decision& d, const admission_tools& tools) {
-    if constexpr (requires(const reclaim_scope& scope, fit_probe probe) {
-                    {
-                      admit_.reclaim_for(ctx, j, d.why)
-                    } -> std::same_as<std::optional<reclaim_scope>>;
-                    {
-                      preempt_.select_reclaim(ctx, j, scope, probe)
-                    } -> std::same_as<preemption_plan>;
-                  }) {
+    if constexpr (declares_hook<Admit, hook::reclaim> &&
+                  declares_hook<Preempt, hook::select_reclaim>) {
+      // a type-erased wrapper declares both; its held policies may not have them
+      if (!hook_active<hook::reclaim>(admit_) || !hook_active<hook::select_reclaim>(preempt_)) {
+        return false;
+      }
       const std::optional<reclaim_scope> scope = admit_.reclaim_for(ctx, j, d.why);
       if (!scope) return false;
       const auto probe = [&](std::span<const job_id> victims, std::span<const shrink_order> shrinks,
@@ -395,8 +400,8 @@ class pipeline {
                       [&](const running_job& r) { order_.on_admitted(ctx, r.spec, r.tasks); });
       if (const running_job* r = book.find(j.id)) order_.on_admitted(ctx, r->spec, r->tasks);
     }
-    if constexpr (requires { admit_.on_committed(ctx, d); }) admit_.on_committed(ctx, d);
-    if constexpr (requires { admit_.on_admitted(ctx, j); }) admit_.on_admitted(ctx, j);
+    if constexpr (declares_hook<Admit, hook::on_committed>) admit_.on_committed(ctx, d);
+    if constexpr (declares_hook<Admit, hook::on_admitted>) admit_.on_admitted(ctx, j);
     return attempt::placed;
   }
 
@@ -497,9 +502,7 @@ class pipeline {
     }
     if (tx.grown().empty()) return;  // ~tx rolls back (nothing to undo)
     // the admission policy judges the added tasks; drop the newest until it approves
-    if constexpr (requires(std::span<const task_allocation> added) {
-                    { admit_.approve_growth(ctx, r, added) } -> std::same_as<admission_verdict>;
-                  }) {
+    if constexpr (declares_hook<Admit, hook::approve_growth>) {
       while (!tx.grown().empty()) {
         added_tasks(tx);
         if (admit_.approve_growth(ctx, r, std::span<const task_allocation>(grow_added_)).kind ==
@@ -539,9 +542,7 @@ class pipeline {
     tx.commit();
     // `r` still points at the job: a grow-only commit moves no running job
     if constexpr (incremental_ordering_policy<Order>) order_.on_admitted(ctx, r.spec, r.tasks);
-    if constexpr (requires(std::span<const task_allocation> added) {
-                    admit_.on_grown(ctx, r, added);
-                  }) {
+    if constexpr (declares_hook<Admit, hook::on_grown>) {
       admit_.on_grown(ctx, r, std::span<const task_allocation>(grow_added_));
     }
   }
@@ -612,6 +613,8 @@ class pipeline {
   pipeline_options options_{};
 };
 
+struct pipeline_config;  // pipeline/registry.hpp: names for each slot (make_pipeline(config))
+
 /// The pipeline with every slot at its default.
 using default_pipeline = pipeline<>;
 
@@ -645,26 +648,40 @@ Default pick() {
 
 /// @brief Builds a pipeline from policies given in any order, each routed to its slot by its
 /// family tag; missing slots get the defaults. Each argument must model exactly one family, and
-/// each family may be given at most once (both checked at compile time).
+/// each family may be given at most once (both checked at compile time, as are each policy's
+/// required members and declared hooks: a mistake is reported as a sentence naming the member
+/// or hook). Arguments are moved from when given as rvalues, copied otherwise.
 /// @code
 /// auto p = gpusched::make_pipeline(gpusched::gang_admission{gpusched::queueing::strict_fifo},
 ///                                  gpusched::priority_ordering{});
 /// @endcode
 template <class... Ps>
-  requires(scheduling_policy<std::remove_cvref_t<Ps>> && ...)
+  requires(!(std::same_as<std::remove_cvref_t<Ps>, pipeline_config> || ...))
 auto make_pipeline(Ps&&... ps) {
-  static_assert(detail::family_count<ordering_tag, Ps...> <= 1, "two ordering policies given");
-  static_assert(detail::family_count<admission_tag, Ps...> <= 1, "two admission policies given");
-  static_assert(detail::family_count<packing_tag, Ps...> <= 1, "two packing policies given");
-  static_assert(detail::family_count<placement_tag, Ps...> <= 1, "two placement policies given");
-  static_assert(detail::family_count<preemption_tag, Ps...> <= 1, "two preemption policies given");
-  auto o = detail::pick<ordering_tag, default_ordering>(ps...);
-  auto a = detail::pick<admission_tag, default_admission>(ps...);
-  auto pk = detail::pick<packing_tag, default_packing>(ps...);
-  auto pl = detail::pick<placement_tag, default_placement>(ps...);
-  auto pr = detail::pick<preemption_tag, default_preemption>(ps...);
-  return pipeline<decltype(o), decltype(a), decltype(pk), decltype(pl), decltype(pr)>(
-      std::move(o), std::move(a), std::move(pk), std::move(pl), std::move(pr));
+  // one diagnosis per argument (no short circuit: every wrong argument is reported)
+  constexpr bool ok =
+      (0 + ... + static_cast<int>(detail::diagnose_policy<std::remove_cvref_t<Ps>>())) ==
+      static_cast<int>(sizeof...(Ps));
+  if constexpr (ok) {
+    static_assert(detail::family_count<ordering_tag, Ps...> <= 1, "two ordering policies given");
+    static_assert(detail::family_count<admission_tag, Ps...> <= 1,
+                  "two admission policies given");
+    static_assert(detail::family_count<packing_tag, Ps...> <= 1, "two packing policies given");
+    static_assert(detail::family_count<placement_tag, Ps...> <= 1,
+                  "two placement policies given");
+    static_assert(detail::family_count<preemption_tag, Ps...> <= 1,
+                  "two preemption policies given");
+    // each argument belongs to one family, so each is moved from at most once
+    auto o = detail::pick<ordering_tag, default_ordering>(std::forward<Ps>(ps)...);
+    auto a = detail::pick<admission_tag, default_admission>(std::forward<Ps>(ps)...);
+    auto pk = detail::pick<packing_tag, default_packing>(std::forward<Ps>(ps)...);
+    auto pl = detail::pick<placement_tag, default_placement>(std::forward<Ps>(ps)...);
+    auto pr = detail::pick<preemption_tag, default_preemption>(std::forward<Ps>(ps)...);
+    return pipeline<decltype(o), decltype(a), decltype(pk), decltype(pl), decltype(pr)>(
+        std::move(o), std::move(a), std::move(pk), std::move(pl), std::move(pr));
+  } else {
+    return;  // the messages above say what is wrong
+  }
 }
 
 GPUSCHED_END_NAMESPACE

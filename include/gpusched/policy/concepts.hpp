@@ -6,14 +6,17 @@
 /// |------------|------------------|----------------------|---------------------------------------|
 /// | ordering   | `ordering_tag`   | `ordering_policy`    | `order(ctx, span<const job_spec*>)`   |
 /// | admission  | `admission_tag`  | `admission_policy`   | `admit(ctx, job)`, `on_unplaced(...)` |
-/// | packing    | `packing_tag`    | `packing_policy`     | `fit(ctx, node, req)`, `pack(ctx, req)`
-/// | | placement  | `placement_tag`  | `placement_policy`   | `place(ctx, job, packing_ref, tx)` |
+/// | packing    | `packing_tag`    | `packing_policy`     | `fit(ctx, node, req)`, `pack(ctx, req)` |
+/// | placement  | `placement_tag`  | `placement_policy`   | `place(ctx, job, packing_ref, tx)`    |
 /// | preemption | `preemption_tag` | `preemption_policy`  | `select(ctx, job, fit_probe)`         |
 ///
 /// A policy opts in with `using policy_category = gpusched::packing_tag;` (or by specialising
 /// `enable_packing_policy<P>` for a type it cannot change). Tags keep one callable from
 /// satisfying several families by accident and let `make_pipeline` route arguments to slots.
 /// Every policy also has `name() const` returning a `std::string_view`.
+///
+/// Optional hooks (called by the pipeline at fixed points of a cycle) are declared by the policy
+/// and checked at compile time: `gpusched/policy/hooks.hpp`.
 ///
 /// Policies never change the cluster: they read a `schedule_context` and return values. The
 /// placement family works inside a ledger transaction that the pipeline opens, commits or rolls
@@ -198,36 +201,15 @@ concept comparison_ordering_policy =
       { p.before(ctx, a, b) } -> std::convertible_to<bool>;
     };
 
-/// @brief An ordering that keeps per-tenant state across cycles and updates it as the allocation
-/// changes, instead of rebuilding it from the ledger in every `order`.
-///
-/// Requirements: `ordering_policy<P>`; `p.on_admitted(ctx, job, grant)` after `job` started
-/// holding the tasks `grant`; `p.on_released(ctx, job, grant)` before `job` gives back the tasks
-/// `grant` (a release, an eviction, or the old size of a shrink or a growth, followed by
-/// `on_admitted` with the new size). The pipeline calls them on admission, eviction, shrink,
-/// growth (its growth step) and `pipeline::release`.
-/// Laws: after any sequence of changes each reported through the hooks, `order` gives the same
-/// result as a fresh policy ordering from the ledger.
-/// Complexity: each hook O(D + log T) for D dimensions and T tenants for `drf_ordering`.
-/// Models: `drf_ordering`, `any_ordering_policy`.
-template <class P>
-concept incremental_ordering_policy =
-    ordering_policy<P> && requires(P& p, const schedule_context& ctx, const job_spec& j,
-                                   std::span<const task_allocation> grant) {
-      p.on_admitted(ctx, j, grant);
-      p.on_released(ctx, j, grant);
-    };
-
 // ---- admission -----------------------------------------------------------------------------
 
 /// @brief Decides whether a job may try to start (quota, gang feasibility, reservations) and
 /// what the queue does when a job does not fit.
 ///
 /// Requirements: `p.admit(ctx, job) -> admission_verdict`; `p.on_unplaced(ctx, job, reason) ->
-/// queue_action`; `p.name()`. Optional hooks the pipeline calls when present:
-/// `p.begin_cycle(ctx)`; `p.approve(ctx, job, tx[, tools]) -> admission_verdict` (after a
-/// tentative placement, before commit); `p.on_committed(ctx, decision)`, `p.on_admitted(ctx,
-/// job)`; and `p.on_unplaced(ctx, job, reason, tools)` in place of the three-argument form.
+/// queue_action` (or `p.on_unplaced(ctx, job, reason, tools)`); `p.name()`. Optional hooks,
+/// declared with `using hooks = hook_list<...>` and called by the pipeline:
+/// `gpusched/policy/hooks.hpp` (`admission_hooks`).
 /// Laws: `admit` does not change the cluster; a `reject` is final for the job as specified.
 /// Complexity: O(groups) per call for the baselines.
 /// Models: `gang_admission`.
@@ -320,9 +302,8 @@ concept placement_policy =
 /// Laws: victims are distinct running jobs; when non-empty, `probe(victims)` is true (the
 /// pipeline re-checks); a preemptor that cannot be satisfied evicts nobody (empty victims).
 /// Optional: `shrinks` (elastic jobs, none also among `victims`), with `probe(victims, shrinks)`
-/// true; and a hook `p.on_preempted(ctx, job, plan)` the pipeline calls after it committed a
-/// plan (for thrash protection); and `p.begin_cycle(ctx)`, called by the pipeline before each
-/// cycle (a policy may keep state derived from the ledger until the next one).
+/// true. Optional hooks, declared with `using hooks = hook_list<...>`: `on_preempted`,
+/// `begin_cycle`, `select_reclaim` (`gpusched/policy/hooks.hpp`, `preemption_hooks`).
 /// Complexity: policy-specific; document the number of probes.
 /// Models: `priority_preemption`, `no_preemption`, `checkpoint_aware_preemption`,
 /// `kube_default_preemption`.

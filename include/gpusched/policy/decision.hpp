@@ -270,6 +270,7 @@ struct decision {
   std::vector<victim_detail> victim_details{};  ///< per victim: action and cost, when the
                                                 ///< preemption policy gives them
   double lost_gpu_seconds = 0;                  ///< sum of the details' lost work
+  friend bool operator==(const decision&, const decision&) noexcept = default;
 };
 
 /// @brief A running elastic job grown by the pipeline's growth step (see `pipeline`): group
@@ -286,6 +287,7 @@ struct growth {
   /// Why it stopped below its maximum (static text; empty when it reached it): "no room for
   /// more", "the admission policy refused more (...)", "the growth cap of the cycle".
   std::string_view stopped{};
+  friend bool operator==(const growth&, const growth&) noexcept = default;
 };
 
 /// Renders a placement, one entry per task: `node` (CPU-only), `node[gpu0-3]` (whole GPUs,

@@ -7,7 +7,7 @@
 
 #include <gpusched/metrics/report.hpp>
 #include <gpusched/metrics/summary.hpp>
-#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/pipeline/registry.hpp>
 
 #include "generators.hpp"
 

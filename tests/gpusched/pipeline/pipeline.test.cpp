@@ -8,7 +8,7 @@
 #include <vector>
 
 #include <gpusched/check/invariants.hpp>
-#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/pipeline/registry.hpp>
 #include <gpusched/pipeline/pipeline.hpp>
 
 #include "generators.hpp"
@@ -73,6 +73,7 @@ gs::ledger sixty_free(gs::random_engine& g) {
 /// A preemption policy that counts `begin_cycle` calls and the selects after each.
 struct cycle_counting_preemption {
   using policy_category = gs::preemption_tag;
+  using hooks = gs::hook_list<gs::hook::begin_cycle>;
   int* cycles;
   std::vector<int>* select_cycles;  // the cycle count seen by each select
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "cycle-counting"; }

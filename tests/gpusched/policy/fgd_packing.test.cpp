@@ -5,7 +5,7 @@
 #include <vector>
 
 #include <gpusched/check/invariants.hpp>
-#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/pipeline/registry.hpp>
 #include <gpusched/policy/packing/best_fit.hpp>
 #include <gpusched/policy/packing/fgd.hpp>
 #include <gpusched/policy/packing/mig_aware.hpp>

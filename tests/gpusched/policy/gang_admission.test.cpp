@@ -6,7 +6,7 @@
 #include <vector>
 
 #include <gpusched/check/invariants.hpp>
-#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/pipeline/registry.hpp>
 #include <gpusched/pipeline/pipeline.hpp>
 #include <gpusched/policy/admission/quota.hpp>
 #include <gpusched/policy/placement/gang.hpp>

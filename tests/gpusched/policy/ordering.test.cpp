@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/pipeline/registry.hpp>
 #include <gpusched/policy/ordering/fifo.hpp>
 
 #include "generators.hpp"

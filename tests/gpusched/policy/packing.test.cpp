@@ -4,7 +4,7 @@
 #include <vector>
 
 #include <gpusched/check/invariants.hpp>
-#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/pipeline/registry.hpp>
 #include <gpusched/policy/packing/first_fit.hpp>
 
 #include "generators.hpp"

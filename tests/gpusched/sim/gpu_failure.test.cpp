@@ -8,7 +8,7 @@
 
 #include <gpusched/check/invariants.hpp>
 #include <gpusched/metrics/report.hpp>
-#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/pipeline/registry.hpp>
 #include <gpusched/sim/simulator.hpp>
 
 #include "generators.hpp"

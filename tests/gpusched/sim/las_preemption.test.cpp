@@ -13,7 +13,7 @@
 
 #include <gpusched/check/invariants.hpp>
 #include <gpusched/metrics/report.hpp>
-#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/pipeline/registry.hpp>
 #include <gpusched/policy/preemption/las.hpp>
 #include <gpusched/sim/simulator.hpp>
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include <gpusched/metrics/report.hpp>
-#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/pipeline/registry.hpp>
 #include <gpusched/policy/preemption/checkpoint_aware.hpp>
 #include <gpusched/sim/simulator.hpp>
 #include <gpusched/trace/synthetic.hpp>

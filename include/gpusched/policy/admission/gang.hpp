@@ -90,6 +90,7 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/hooks.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
@@ -128,6 +129,8 @@ struct backfill_stats {
 class gang_admission {
  public:
   using policy_category = admission_tag;
+  using hooks = hook_list<hook::begin_cycle, hook::approve, hook::on_committed,
+                          hook::approve_growth>;
 
   gang_admission() = default;
   explicit gang_admission(queueing m, backoff_config b = {}) : mode(m), backoff(b) {}

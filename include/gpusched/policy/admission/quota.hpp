@@ -59,6 +59,7 @@
 #include "gpusched/config.hpp"
 #include "gpusched/policy/admission/gang.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/hooks.hpp"
 #include "gpusched/policy/placement/gang.hpp"  // reduced_sizes
 #include "gpusched/policy/preemption/reclaim.hpp"
 #include "gpusched/workload/quota.hpp"
@@ -117,6 +118,9 @@ template <class Inner = gang_admission>
 class quota_admission {
  public:
   using policy_category = admission_tag;
+  /// Its own hooks; each also forwards to `Inner`'s hook of the same name when `Inner` declares it.
+  using hooks = hook_list<hook::begin_cycle, hook::approve, hook::reclaim, hook::on_committed,
+                          hook::on_admitted, hook::approve_growth, hook::on_grown>;
 
   explicit quota_admission(quota_tree tree, Inner inner = {})
       : tree_(std::move(tree)), inner_(std::move(inner)) {}
@@ -130,7 +134,7 @@ class quota_admission {
   void set_reclaim(reclaim_within_cohort r) noexcept { reclaim_ = r; }
 
   void begin_cycle(const schedule_context& ctx) {
-    if constexpr (requires { inner_.begin_cycle(ctx); }) inner_.begin_cycle(ctx);
+    if constexpr (declares_hook<Inner, hook::begin_cycle>) inner_.begin_cycle(ctx);
     tree_.recompute(ctx.book());
   }
 
@@ -203,7 +207,7 @@ class quota_admission {
   }
 
   void on_committed(const schedule_context& ctx, const decision& d) {
-    if constexpr (requires { inner_.on_committed(ctx, d); }) inner_.on_committed(ctx, d);
+    if constexpr (declares_hook<Inner, hook::on_committed>) inner_.on_committed(ctx, d);
     if (!d.victims.empty() || !d.shrinks.empty()) {
       tree_.recompute(ctx.book());  // victims' allocations are gone: count again, exactly
       return;
@@ -226,7 +230,7 @@ class quota_admission {
     if (const auto s = tree_.check(r.spec.tenant, buffer_)) {
       return {verdict::defer, over_quota_reason(*s)};
     }
-    if constexpr (requires { inner_.approve_growth(ctx, r, added); }) {
+    if constexpr (declares_hook<Inner, hook::approve_growth>) {
       return inner_.approve_growth(ctx, r, added);
     } else {
       return {verdict::admit, {}};
@@ -238,14 +242,14 @@ class quota_admission {
   /// depth).
   void on_grown(const schedule_context& ctx, const running_job& r,
                 std::span<const task_allocation> added) {
-    if constexpr (requires { inner_.on_grown(ctx, r, added); }) inner_.on_grown(ctx, r, added);
+    if constexpr (declares_hook<Inner, hook::on_grown>) inner_.on_grown(ctx, r, added);
     quota_vector v(tree_.dims(), 0);
     add_usage(ctx.state(), added, v);
     tree_.charge(r.spec.tenant, v);
   }
 
   void on_admitted(const schedule_context& ctx, const job_spec& j) {
-    if constexpr (requires { inner_.on_admitted(ctx, j); }) inner_.on_admitted(ctx, j);
+    if constexpr (declares_hook<Inner, hook::on_admitted>) inner_.on_admitted(ctx, j);
   }
 
   [[nodiscard]] queue_action on_unplaced(const schedule_context& ctx, const job_spec& j,
@@ -296,10 +300,8 @@ class quota_admission {
     if (!s && within_nominal) s = nominal_shortfall(j, tx);
     for_victims(ctx, tx, +1);
     if (s) return {verdict::defer, over_quota_reason(*s)};
-    if constexpr (requires { inner_.approve(ctx, j, tx, tools); }) {
-      return inner_.approve(ctx, j, tx, tools);
-    } else if constexpr (requires { inner_.approve(ctx, j, tx); }) {
-      return inner_.approve(ctx, j, tx);
+    if constexpr (declares_hook<Inner, hook::approve>) {
+      return hook::approve::call(inner_, ctx, j, tx, tools);
     } else {
       return {verdict::admit, {}};
     }

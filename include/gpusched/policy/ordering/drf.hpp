@@ -51,6 +51,7 @@
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/hooks.hpp"
 #include "gpusched/policy/ordering/decay.hpp"
 #include "gpusched/policy/ordering/share.hpp"
 #include "gpusched/workload/tenant.hpp"
@@ -236,6 +237,7 @@ struct drf_pick {
 class drf_ordering {
  public:
   using policy_category = ordering_tag;
+  using hooks = hook_list<hook::incremental>;
 
   drf_ordering() = default;
   explicit drf_ordering(drf_options o) : opts_(std::move(o)) {}

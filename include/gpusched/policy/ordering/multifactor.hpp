@@ -45,6 +45,7 @@
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/hooks.hpp"
 #include "gpusched/policy/ordering/decay.hpp"
 #include "gpusched/policy/ordering/fifo.hpp"  // detail::order_by_score
 #include "gpusched/workload/ledger.hpp"
@@ -261,6 +262,10 @@ template <class... F>
 class multifactor_ordering {
  public:
   using policy_category = ordering_tag;
+  /// Incremental (`hook::incremental`) when a factor has a release or admission hook.
+  using hooks = std::conditional_t<(... || (detail::releasing_factor<F> ||
+                                            detail::admitting_factor<F>)),
+                                   hook_list<hook::incremental>, hook_list<>>;
   /// @throws invalid_value_error naming the factor and field `weight` when a weight is
   /// negative or not finite.
   explicit multifactor_ordering(weighted_factor<F>... f) : factors_(std::move(f)...) {

@@ -106,6 +106,7 @@
 #include "gpusched/cluster/cluster.hpp"
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/hooks.hpp"
 #include "gpusched/policy/preemption/cost.hpp"
 #include "gpusched/policy/preemption/reclaim.hpp"
 
@@ -270,6 +271,7 @@ struct ca_heap_node {
 class checkpoint_aware_preemption {
  public:
   using policy_category = preemption_tag;
+  using hooks = hook_list<hook::on_preempted, hook::select_reclaim>;
 
   checkpoint_aware_preemption() = default;
   /// @throws invalid_value_error for invalid options (negative durations, zero limits).

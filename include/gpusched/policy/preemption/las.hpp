@@ -44,6 +44,7 @@
 #include "gpusched/config.hpp"
 #include "gpusched/core/time.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/hooks.hpp"
 #include "gpusched/policy/context.hpp"
 #include "gpusched/policy/ordering/las.hpp"
 #include "gpusched/policy/preemption/prefix_search.hpp"
@@ -134,6 +135,7 @@ class ranked_victims {
 class las_preemption {
  public:
   using policy_category = preemption_tag;
+  using hooks = hook_list<hook::begin_cycle>;
   /// @throws invalid_value_error (field `thresholds`) unless positive and strictly increasing.
   explicit las_preemption(std::shared_ptr<const service_record> record,
                           std::vector<double> thresholds = {3600.0})
@@ -188,6 +190,7 @@ static_assert(preemption_policy<las_preemption>);
 class srtf_preemption {
  public:
   using policy_category = preemption_tag;
+  using hooks = hook_list<hook::begin_cycle>;
   /// `by_gpus`: remaining service (time x GPUs, SRSF) instead of remaining time (SRTF).
   explicit srtf_preemption(std::shared_ptr<const service_record> record, bool by_gpus = false)
       : record_(std::move(record)), by_gpus_(by_gpus) {

@@ -14,6 +14,7 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/hooks.hpp"
 #include "gpusched/policy/preemption/prefix_search.hpp"
 #include "gpusched/policy/preemption/reclaim.hpp"
 
@@ -44,6 +45,7 @@ struct no_preemption {
 /// narrow the scope), offered in the same order to `reclaim_victims`.
 struct priority_preemption {
   using policy_category = preemption_tag;
+  using hooks = hook_list<hook::select_reclaim>;
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "priority"; }
 
   [[nodiscard]] preemption_plan select(const schedule_context& ctx, const job_spec& j,

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/pipeline/registry.hpp>
 #include <gpusched/pipeline/pipeline.hpp>
 #include <gpusched/policy/ordering/drf.hpp>
 #include <gpusched/workload/tenant.hpp>
@@ -577,6 +577,7 @@ TEST_SUITE("policy/ordering/drf") {
     // a policy that only counts its hooks: without forwarding every count stays zero
     struct counting_ordering {
       using policy_category = gs::ordering_tag;
+      using hooks = gs::hook_list<gs::hook::incremental>;
       std::shared_ptr<std::map<gs::job_id, int>> net =
           std::make_shared<std::map<gs::job_id, int>>();
       std::shared_ptr<int> calls = std::make_shared<int>(0);

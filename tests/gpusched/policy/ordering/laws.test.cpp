@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/pipeline/registry.hpp>
 #include <gpusched/policy/ordering/kueue_share.hpp>
 #include <gpusched/policy/ordering/las.hpp>
 #include <gpusched/policy/ordering/multifactor.hpp>

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include <gpusched/pipeline/any_policy.hpp>
+#include <gpusched/pipeline/registry.hpp>
 #include <gpusched/pipeline/pipeline.hpp>
 #include <gpusched/policy/ordering/multifactor.hpp>
 
