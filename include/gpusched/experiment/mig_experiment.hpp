@@ -286,7 +286,7 @@ class mig_experiment {
           std::optional<mig_choice> best;
           node_index best_node{};
           for (const node_index n : c.mig_nodes()) {
-            if (!host_fits(c, n, head)) continue;
+            if (!detail::host_fits(c, n, head)) continue;
             const auto k = n.value() * profiles + d.profile;
             if (stamp[k] != version[n.value()]) {
               choice[k] = gpu_choice(ctx, n, head.gpu, cfg.policy);
@@ -387,7 +387,8 @@ class mig_experiment {
     rest.memory = memory_mib{0};
     const auto mark = tx.mark();
     for (const node_index n : c.mig_nodes()) {
-      if (c.gpus(n).size() < static_cast<std::size_t>(k) || !host_fits(c, n, head)) continue;
+      if (c.gpus(n).size() < static_cast<std::size_t>(k) || !detail::host_fits(c, n, head))
+        continue;
       bool all = true;
       for (int t = 0; t < k && all; ++t) {
         auto a = policy == mig_policy_kind::first_fit

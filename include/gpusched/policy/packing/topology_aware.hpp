@@ -24,8 +24,8 @@
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
 #include "gpusched/policy/packing/first_fit.hpp"
-#include "gpusched/policy/placement/topology_aware.hpp"
 #include "gpusched/topology/fabric.hpp"
+#include "gpusched/topology/occupancy.hpp"
 #include "gpusched/topology/select.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE

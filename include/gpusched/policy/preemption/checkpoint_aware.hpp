@@ -108,33 +108,9 @@
 #include "gpusched/policy/concepts.hpp"
 #include "gpusched/policy/preemption/cost.hpp"
 #include "gpusched/policy/preemption/reclaim.hpp"
+#include "gpusched/workload/quota.hpp"  // tenant_quota, quota_view
 
 GPUSCHED_BEGIN_NAMESPACE
-
-/// @brief A tenant's GPU quota position, in milli-GPU: what it uses, its nominal quota, and its
-/// fair-sharing weight (Kueue `fairSharing.weight`).
-struct tenant_quota {
-  std::int64_t usage = 0;    ///< milli-GPU in use now
-  std::int64_t nominal = 0;  ///< nominal quota; usage above it is borrowed
-  double weight = 1.0;       ///< share = borrowed / weight; weight 0 while borrowing: infinite
-
-  [[nodiscard]] std::int64_t borrowed(std::int64_t delta = 0) const noexcept {
-    return std::max<std::int64_t>(0, usage + delta - nominal);
-  }
-  /// The tenant's share after its usage changes by `delta` milli-GPU.
-  [[nodiscard]] double share(std::int64_t delta = 0) const noexcept {
-    const auto b = borrowed(delta);
-    if (b == 0) return 0.0;
-    if (!(weight > 0)) return std::numeric_limits<double>::infinity();
-    return static_cast<double>(b) / weight;
-  }
-};
-
-/// @brief The borrowing information the policy needs from a quota system, as a callable:
-/// `quotas(tenant)` returns the tenant's position, or nothing for a tenant without a quota
-/// (treated as never borrowing). The quota system itself lives elsewhere (issue 3); any
-/// `tenant_id -> std::optional<tenant_quota>` callable plugs in.
-using quota_view = std::function<std::optional<tenant_quota>(tenant_id)>;
 
 /// Kueue's fair-sharing preemption strategies.
 enum class fair_share_strategy : std::uint8_t {
