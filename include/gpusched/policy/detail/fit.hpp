@@ -3,6 +3,8 @@
 /// Fit helpers shared by the packing, placement and admission families (implementation
 /// details, in `gpusched::detail`; not part of the public API):
 /// - per node and GPU: `host_fits`, `first_free_mig_slot`, `replica_fits`, `replica_grant`;
+/// - over the cluster: `for_each_candidate_node` (the nodes the free-capacity indexes offer a
+///   request);
 /// - per gang: `diagnose_unplaced` (why a task group could not be placed, as a `reason`) and
 ///   `reduced_sizes` (the task counts of an elastic gang reduced by `x` tasks).
 #pragma once
@@ -10,7 +12,8 @@
 #include <algorithm>  // std::sort
 #include <cstdint>
 #include <optional>
-#include <utility>  // std::pair
+#include <type_traits>  // std::is_invocable_r_v
+#include <utility>      // std::pair
 #include <vector>
 
 #include "gpusched/cluster/allocation.hpp"
@@ -34,6 +37,48 @@ namespace detail {
   if (r.gpu.kind == gpu_demand_kind::none) return true;
   const auto m = c.model(n);
   return m.valid() && r.allowed_models.admits(m);
+}
+
+/// @brief Calls `f(n)` for each node `n` that the cluster's free-capacity indexes say may
+/// host request `r`, in a fixed order, until `f` returns false. The candidates by demand kind:
+/// whole GPUs: nodes with at least `count` free whole GPUs; share: nodes with a GPU offering the
+/// share; replica: nodes with a free replica; none: nodes with `r.cpu` free CPU; MIG: every
+/// MIG-enabled node (`cluster::mig_nodes()`, in its order). Index-walked kinds are visited in
+/// ascending node position. A candidate need not fit (CPU, memory, model, MIG slot, replica
+/// memory are the caller's to check); every node that fits is a candidate. The shared node
+/// scan of first-fit packing, topology packing and gang placement.
+/// @returns false when `f` stopped the walk, true when every candidate was visited.
+/// Complexity: O(log nodes) per candidate visited (MIG: O(1)), plus `f`.
+template <class F>
+  requires std::is_invocable_r_v<bool, F&, node_index>
+bool for_each_candidate_node(const cluster& c, const task_request& r, F f) {
+  if (r.gpu.kind == gpu_demand_kind::mig) {
+    for (node_index n : c.mig_nodes()) {
+      if (!f(n)) return false;
+    }
+    return true;
+  }
+  node_index from{0};
+  while (true) {
+    std::optional<node_index> n;
+    switch (r.gpu.kind) {
+      case gpu_demand_kind::whole:
+        n = c.first_with_free_gpus(from, r.gpu.count.value());
+        break;
+      case gpu_demand_kind::share:
+        n = c.first_with_free_share(from, r.gpu.share);
+        break;
+      case gpu_demand_kind::replica:
+        n = c.first_with_free_replicas(from);
+        break;
+      default:
+        n = c.first_with_free_cpu(from, r.cpu);
+        break;
+    }
+    if (!n) return true;
+    if (!f(*n)) return false;
+    from = node_index{n->value() + 1};
+  }
 }
 
 /// The MIG placement a first-fit packer takes on GPU `g`: the profile of `g`'s model with the

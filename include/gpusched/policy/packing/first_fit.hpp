@@ -87,33 +87,12 @@ struct first_fit_packing {
   [[nodiscard]] std::optional<task_allocation> pack(const schedule_context& ctx,
                                                     const task_request& r) const noexcept {
     const cluster& c = ctx.state();
-    if (r.gpu.kind == gpu_demand_kind::mig) {
-      for (node_index n : c.mig_nodes()) {
-        if (auto a = fit(ctx, n, r)) return a;
-      }
-      return std::nullopt;
-    }
-    node_index from{0};
-    while (true) {
-      std::optional<node_index> n;
-      switch (r.gpu.kind) {
-        case gpu_demand_kind::whole:
-          n = c.first_with_free_gpus(from, r.gpu.count.value());
-          break;
-        case gpu_demand_kind::share:
-          n = c.first_with_free_share(from, r.gpu.share);
-          break;
-        case gpu_demand_kind::replica:
-          n = c.first_with_free_replicas(from);
-          break;
-        default:
-          n = c.first_with_free_cpu(from, r.cpu);
-          break;
-      }
-      if (!n) return std::nullopt;
-      if (auto a = fit(ctx, *n, r)) return a;
-      from = node_index{n->value() + 1};
-    }
+    std::optional<task_allocation> a;
+    detail::for_each_candidate_node(c, r, [&](node_index n) {
+      a = fit(ctx, n, r);
+      return !a;  // stop at the first node that fits
+    });
+    return a;
   }
 
   friend constexpr bool operator==(first_fit_packing, first_fit_packing) noexcept { return true; }

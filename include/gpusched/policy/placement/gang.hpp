@@ -162,33 +162,12 @@ struct gang_placement {
     };
     for (const auto& g : j.groups) {
       const auto& r = g.request;
-      if (r.gpu.kind == gpu_demand_kind::mig) {
-        for (node_index n : c.mig_nodes()) {
-          if (detail::host_fits(c, n, r) && any_mig_option(c, n, r) && !add(n)) return false;
-        }
-        continue;
-      }
-      node_index from{0};
-      while (true) {
-        std::optional<node_index> n;
-        switch (r.gpu.kind) {
-          case gpu_demand_kind::whole:
-            n = c.first_with_free_gpus(from, r.gpu.count.value());
-            break;
-          case gpu_demand_kind::share:
-            n = c.first_with_free_share(from, r.gpu.share);
-            break;
-          case gpu_demand_kind::replica:
-            n = c.first_with_free_replicas(from);
-            break;
-          default:
-            n = c.first_with_free_cpu(from, r.cpu);
-            break;
-        }
-        if (!n) break;
-        if (detail::host_fits(c, *n, r) && !add(*n)) return false;
-        from = node_index{n->value() + 1};
-      }
+      const bool mig = r.gpu.kind == gpu_demand_kind::mig;
+      const bool all_visited = detail::for_each_candidate_node(c, r, [&](node_index n) {
+        const bool fits = detail::host_fits(c, n, r) && (!mig || any_mig_option(c, n, r));
+        return !fits || add(n);
+      });
+      if (!all_visited) return false;
     }
     std::sort(out.begin(), out.end());
     return true;
