@@ -198,43 +198,46 @@ bool for_each_candidate_node(const cluster& c, const task_request& r, F f) {
             {},
             {}};
   }
-  switch (r.gpu.kind) {
-    case gpu_demand_kind::whole:
-      return {reason_code::no_fit,
-              resource_kind::gpu,
-              r.gpu.count.value(),
-              c.most_free_gpus_on_a_node(),
-              gi,
-              {},
-              {}};
-    case gpu_demand_kind::share:
-      return {reason_code::no_fit,
-              resource_kind::gpu_share,
-              r.gpu.share.value(),
-              c.most_free_share_on_a_node().value(),
-              gi,
-              {},
-              {}};
-    case gpu_demand_kind::mig:
-      return {reason_code::no_fit, resource_kind::mig_slot, r.gpu.mig_memory, 0, gi, {}, {}};
-    case gpu_demand_kind::replica:
-      return {reason_code::no_fit,
-              resource_kind::gpu_replica,
-              1,
-              c.most_free_replicas_on_a_node(),
-              gi,
-              {},
-              {}};
-    case gpu_demand_kind::none:
-      break;
-  }
-  return {reason_code::no_fit,
-          resource_kind::cpu,
-          r.cpu.value(),
-          c.most_free_cpu_on_a_node().value(),
-          gi,
-          {},
-          {}};
+  return r.gpu.visit(
+      [&](demand_none) -> reason {
+        return {reason_code::no_fit,
+                resource_kind::cpu,
+                r.cpu.value(),
+                c.most_free_cpu_on_a_node().value(),
+                gi,
+                {},
+                {}};
+      },
+      [&](demand_whole w) -> reason {
+        return {reason_code::no_fit,
+                resource_kind::gpu,
+                w.count.value(),
+                c.most_free_gpus_on_a_node(),
+                gi,
+                {},
+                {}};
+      },
+      [&](demand_share s) -> reason {
+        return {reason_code::no_fit,
+                resource_kind::gpu_share,
+                s.share.value(),
+                c.most_free_share_on_a_node().value(),
+                gi,
+                {},
+                {}};
+      },
+      [&](demand_mig m) -> reason {
+        return {reason_code::no_fit, resource_kind::mig_slot, m.memory, 0, gi, {}, {}};
+      },
+      [&](demand_replica) -> reason {
+        return {reason_code::no_fit,
+                resource_kind::gpu_replica,
+                1,
+                c.most_free_replicas_on_a_node(),
+                gi,
+                {},
+                {}};
+      });
 }
 
 /// Task counts per group for an elastic gang reduced by `x` tasks, spread over the elastic

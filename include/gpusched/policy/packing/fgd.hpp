@@ -70,22 +70,20 @@ struct fgd_pod_shape {
     fgd_pod_shape s;
     s.cpu = r.cpu.value();
     s.models = r.allowed_models;
-    switch (r.gpu.kind) {
-      case gpu_demand_kind::none:
-        return s;
-      case gpu_demand_kind::whole:
-        s.milli = 1000;
-        s.gpus = r.gpu.count.value();
-        return s;
-      case gpu_demand_kind::share:
-        s.milli = r.gpu.share.value();
-        s.gpus = 1;
-        return s;
-      case gpu_demand_kind::mig:
-      case gpu_demand_kind::replica:
-        return std::nullopt;
-    }
-    return std::nullopt;
+    using result = std::optional<fgd_pod_shape>;
+    return r.gpu.visit([&](demand_none) -> result { return s; },
+                       [&](demand_whole w) -> result {
+                         s.milli = 1000;
+                         s.gpus = w.count.value();
+                         return s;
+                       },
+                       [&](demand_share sh) -> result {
+                         s.milli = sh.share.value();
+                         s.gpus = 1;
+                         return s;
+                       },
+                       [](demand_mig) -> result { return std::nullopt; },
+                       [](demand_replica) -> result { return std::nullopt; });
   }
 };
 

@@ -218,72 +218,65 @@ struct gang_placement {
     a.memory = r.memory;
     const auto base = c.first_gpu(n).value();
     const auto gpus = c.gpus(n);
-    switch (r.gpu.kind) {
-      case gpu_demand_kind::none:
-        out.push_back(a);
-        return;
-      case gpu_demand_kind::whole: {
-        if (c.free_whole_gpus(n) < r.gpu.count.value()) return;
-        for (std::size_t k = 0;
-             k < gpus.size() && std::cmp_less(a.gpus.size(), r.gpu.count.value()); ++k) {
-          if (gpus[k].whole_free()) {
-            a.gpus.push_back(
-                {gpu_index{base + static_cast<gpu_index::rep>(k)}, whole_gpu_milli, 0, false});
+    r.gpu.visit(
+        [&](demand_none) { out.push_back(a); },
+        [&](demand_whole w) {
+          if (c.free_whole_gpus(n) < w.count.value()) return;
+          for (std::size_t k = 0; k < gpus.size() && std::cmp_less(a.gpus.size(), w.count.value());
+               ++k) {
+            if (gpus[k].whole_free()) {
+              a.gpus.push_back(
+                  {gpu_index{base + static_cast<gpu_index::rep>(k)}, whole_gpu_milli, 0, false});
+            }
           }
-        }
-        out.push_back(a);
-        return;
-      }
-      case gpu_demand_kind::share: {
-        std::vector<std::int32_t> seen;
-        for (std::size_t k = 0; k < gpus.size(); ++k) {
-          if (gpus[k].mig_enabled || gpus[k].free < r.gpu.share) continue;
-          if (std::find(seen.begin(), seen.end(), gpus[k].free.value()) != seen.end()) continue;
-          seen.push_back(gpus[k].free.value());
-          auto b = a;
-          b.gpus.push_back(
-              {gpu_index{base + static_cast<gpu_index::rep>(k)}, r.gpu.share, 0, false});
-          out.push_back(b);
-        }
-        return;
-      }
-      case gpu_demand_kind::mig: {
-        std::vector<std::pair<mig_slot_mask, bool>> seen;
-        for (std::size_t k = 0; k < gpus.size(); ++k) {
-          const auto& g = gpus[k];
-          if (!g.mig_enabled) continue;
-          const std::pair<mig_slot_mask, bool> key{g.mig_used, g.mig_media_used};
-          if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
-          seen.push_back(key);
-          const mig_profile* p = c.catalog()[g.model].mig.find(r.gpu.mig_compute, r.gpu.mig_memory);
-          if (p == nullptr) continue;
-          for (unsigned start = 0; start < 8; ++start) {
-            if (((p->placement_starts >> start) & 1u) == 0) continue;
-            const auto slots = p->slots_at(start);
-            if ((g.mig_used & slots) != 0) continue;
+          out.push_back(a);
+        },
+        [&](demand_share s) {
+          std::vector<std::int32_t> seen;
+          for (std::size_t k = 0; k < gpus.size(); ++k) {
+            if (gpus[k].mig_enabled || gpus[k].free < s.share) continue;
+            if (std::find(seen.begin(), seen.end(), gpus[k].free.value()) != seen.end()) continue;
+            seen.push_back(gpus[k].free.value());
             auto b = a;
-            b.gpus.push_back({gpu_index{base + static_cast<gpu_index::rep>(k)}, milli_gpu{0}, slots,
-                              p->media_extension});
+            b.gpus.push_back({gpu_index{base + static_cast<gpu_index::rep>(k)}, s.share, 0, false});
             out.push_back(b);
           }
-        }
-        return;
-      }
-      case gpu_demand_kind::replica: {
-        // GPUs with the same free replicas and mode are interchangeable.
-        std::vector<std::pair<int, gpu_sharing>> seen;
-        for (std::size_t k = 0; k < gpus.size(); ++k) {
-          if (!detail::replica_fits(c, gpus[k], r.gpu)) continue;
-          const std::pair<int, gpu_sharing> key{gpus[k].free_replicas(), gpus[k].sharing};
-          if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
-          seen.push_back(key);
-          auto b = a;
-          b.gpus.push_back(detail::replica_grant(gpu_index{base + static_cast<gpu_index::rep>(k)}));
-          out.push_back(b);
-        }
-        return;
-      }
-    }
+        },
+        [&](demand_mig m) {
+          std::vector<std::pair<mig_slot_mask, bool>> seen;
+          for (std::size_t k = 0; k < gpus.size(); ++k) {
+            const auto& g = gpus[k];
+            if (!g.mig_enabled) continue;
+            const std::pair<mig_slot_mask, bool> key{g.mig_used, g.mig_media_used};
+            if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+            seen.push_back(key);
+            const mig_profile* p = c.catalog()[g.model].mig.find(m.compute, m.memory);
+            if (p == nullptr) continue;
+            for (unsigned start = 0; start < 8; ++start) {
+              if (((p->placement_starts >> start) & 1u) == 0) continue;
+              const auto slots = p->slots_at(start);
+              if ((g.mig_used & slots) != 0) continue;
+              auto b = a;
+              b.gpus.push_back({gpu_index{base + static_cast<gpu_index::rep>(k)}, milli_gpu{0},
+                                slots, p->media_extension});
+              out.push_back(b);
+            }
+          }
+        },
+        [&](demand_replica) {
+          // GPUs with the same free replicas and mode are interchangeable.
+          std::vector<std::pair<int, gpu_sharing>> seen;
+          for (std::size_t k = 0; k < gpus.size(); ++k) {
+            if (!detail::replica_fits(c, gpus[k], r.gpu)) continue;
+            const std::pair<int, gpu_sharing> key{gpus[k].free_replicas(), gpus[k].sharing};
+            if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+            seen.push_back(key);
+            auto b = a;
+            b.gpus.push_back(
+                detail::replica_grant(gpu_index{base + static_cast<gpu_index::rep>(k)}));
+            out.push_back(b);
+          }
+        });
   }
 };
 

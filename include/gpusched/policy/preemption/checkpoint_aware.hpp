@@ -396,23 +396,21 @@ class checkpoint_aware_preemption {
       d.mem = g.request.memory.value();
       d.count = g.count;
       d.allowed = g.request.allowed_models;
-      switch (d.kind) {
-        case gpu_demand_kind::whole:
-          d.k = g.request.gpu.count.value();
-          need_.milli += d.k * 1000 * d.count;
-          break;
-        case gpu_demand_kind::share:
-          d.k = g.request.gpu.share.value();
-          need_.milli += d.k * d.count;
-          break;
-        case gpu_demand_kind::mig:
-          d.k = g.request.gpu.mig_memory;
-          need_.slices += d.k * d.count;
-          break;
-        case gpu_demand_kind::replica:  // not modelled: no plan frees replicas (see `cap`)
-        case gpu_demand_kind::none:
-          break;
-      }
+      g.request.gpu.visit(
+          [](demand_none) {},
+          [&](demand_whole w) {
+            d.k = w.count.value();
+            need_.milli += d.k * 1000 * d.count;
+          },
+          [&](demand_share s) {
+            d.k = s.share.value();
+            need_.milli += d.k * d.count;
+          },
+          [&](demand_mig m) {
+            d.k = m.memory;
+            need_.slices += d.k * d.count;
+          },
+          [](demand_replica) {});  // not modelled: no plan frees replicas (see `cap`)
       need_.cpu += d.cpu * d.count;
       need_.mem += d.mem * d.count;
       demand_.push_back(d);
