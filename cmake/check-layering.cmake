@@ -18,7 +18,6 @@
 #      7  pipeline/              composes policies (and names the defaults)
 #      8  sim/                   the simulator
 #      9  metrics/               run metrics and reports
-#      9  experiment/            the FGD and MIG paper-reproduction harnesses
 #     10  gpusched.hpp           the umbrella header
 #
 #    A header of an area missing from this table fails too: place the new area here.
@@ -53,7 +52,6 @@ set(_layer_check 6)
 set(_layer_pipeline 7)
 set(_layer_sim 8)
 set(_layer_metrics 9)
-set(_layer_experiment 9)
 set(_layer_gpusched.hpp 10)
 set(_families admission ordering packing placement preemption)
 

@@ -12,8 +12,6 @@
 #include "gpusched/core/quantity.hpp"
 #include "gpusched/core/random.hpp"
 #include "gpusched/core/time.hpp"
-#include "gpusched/experiment/fgd_experiment.hpp"
-#include "gpusched/experiment/mig_experiment.hpp"
 #include "gpusched/metrics/locality.hpp"
 #include "gpusched/metrics/report.hpp"
 #include "gpusched/metrics/summary.hpp"

@@ -18,12 +18,13 @@
 /// is scored (`percentageOfNodesToScore: 100`); equal scores go to the first node in node order
 /// (stock Kubernetes would choose uniformly; the simulator takes the smallest node name after
 /// prefixing the names with a seeded random permutation, which the experiment runner reproduces
-/// as a per-run node order, see `experiment/fgd_experiment.hpp`); "best fit" GPU choice
+/// as a per-run node order, see `benchmarks/experiment/fgd_experiment.hpp`); "best fit" GPU choice
 /// takes the fitting GPU with the least free share (first index on ties) and whole-GPU pods
 /// take the lowest-indexed idle GPUs; max specs are 128 cores and 8 GPUs (8000 milli).
 ///
 /// The pure functions below work on `fgd_node` values so that the packing policies (over a
-/// `cluster`) and the experiment runner (`experiment/fgd_experiment.hpp`) share one definition.
+/// `cluster`) and the experiment runner (`benchmarks/experiment/fgd_experiment.hpp`) share one
+/// definition.
 #pragma once
 
 #include <algorithm>  // std::sort, std::min

@@ -50,18 +50,19 @@
 #include <utility>
 #include <vector>
 
-#include "gpusched/check/invariants.hpp"
-#include "gpusched/cluster/cluster.hpp"
-#include "gpusched/config.hpp"
-#include "gpusched/core/error.hpp"
-#include "gpusched/core/random.hpp"
-#include "gpusched/experiment/fgd_experiment.hpp"
-#include "gpusched/policy/context.hpp"
-#include "gpusched/policy/packing/first_fit.hpp"
-#include "gpusched/policy/packing/mig_aware.hpp"
-#include "gpusched/resource/mig_catalog.hpp"
-#include "gpusched/trace/openb.hpp"
-#include "gpusched/workload/ledger.hpp"
+#include <gpusched/check/invariants.hpp>
+#include <gpusched/cluster/cluster.hpp>
+#include <gpusched/config.hpp>
+#include <gpusched/core/error.hpp>
+#include <gpusched/core/random.hpp>
+#include <gpusched/policy/context.hpp>
+#include <gpusched/policy/packing/first_fit.hpp>
+#include <gpusched/policy/packing/mig_aware.hpp>
+#include <gpusched/resource/mig_catalog.hpp>
+#include <gpusched/trace/openb.hpp>
+#include <gpusched/workload/ledger.hpp>
+
+#include "fgd_experiment.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
