@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include <gpusched/experiment/fgd_experiment.hpp>
 #include <gpusched/trace/openb.hpp>
 
+#include "fgd_experiment.hpp"
 #include "openb_prefix.hpp"
 
 namespace gs = gpusched;

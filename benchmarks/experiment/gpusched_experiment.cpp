@@ -26,10 +26,10 @@
 #include <vector>
 
 #include <gpusched/core/error.hpp>
-#include <gpusched/experiment/fgd_experiment.hpp>
-#include <gpusched/experiment/mig_experiment.hpp>
 #include <gpusched/trace/openb.hpp>
 
+#include "fgd_experiment.hpp"
+#include "mig_experiment.hpp"
 #include "replay.hpp"  // the replay subcommand (benchmarks/replay/)
 
 namespace gs = gpusched;
@@ -337,7 +337,7 @@ std::vector<gs::mig_policy_kind> parse_mig_policies(const std::string& s) {
 }
 
 /// The MIG variant: the packing experiment's pods and seeded workload on a MIG-partitioned
-/// copy of the cluster (include/gpusched/experiment/mig_experiment.hpp).
+/// copy of the cluster (benchmarks/experiment/mig_experiment.hpp).
 int run_mig(std::span<const std::string_view> args) {
   const options o(args,
                   {"--nodes", "--pods", "--model", "--cover", "--policy", "--seeds", "--tune",

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include <gpusched/experiment/mig_experiment.hpp>
 #include <gpusched/trace/openb.hpp>
 
+#include "mig_experiment.hpp"
 #include "openb_prefix.hpp"
 
 namespace gs = gpusched;

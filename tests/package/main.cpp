@@ -1,6 +1,6 @@
 // Consumer of an installed (or add_subdirectory'd) gpusched. It depends only on the version
 // macros, so it does not change when the API does; including the umbrella header checks that
-// the package's include paths (gpusched, Eigen, range-v3) and C++20 requirement arrive.
+// the package's include paths (gpusched, Eigen) and C++20 requirement arrive.
 #include <gpusched/gpusched.hpp>
 #include <gpusched/version.hpp>
 

@@ -39,40 +39,38 @@ struct invariant_report {
 namespace detail {
 inline bool grant_matches(const task_request& r, const task_allocation& a, const cluster& c) {
   if (a.cpu != r.cpu || a.memory != r.memory) return false;
-  switch (r.gpu.kind) {
-    case gpu_demand_kind::none:
-      return a.gpus.empty();
-    case gpu_demand_kind::whole:
-      if (a.gpus.size() != static_cast<std::size_t>(r.gpu.count.value())) return false;
-      for (const auto& g : a.gpus) {
-        if (g.milli != whole_gpu_milli || g.mig_slots != 0) return false;
-      }
-      return true;
-    case gpu_demand_kind::share:
-      return a.gpus.size() == 1 && a.gpus[0].milli == r.gpu.share && a.gpus[0].mig_slots == 0;
-    case gpu_demand_kind::mig: {
-      if (a.gpus.size() != 1 || a.gpus[0].milli != milli_gpu{0}) return false;
-      const auto& s = c.gpu(a.gpus[0].gpu);
-      const mig_profile* p =
-          c.catalog()[s.model].mig.find(r.gpu.mig_compute, r.gpu.mig_memory, a.gpus[0].media);
-      if (p == nullptr) return false;
-      for (unsigned st = 0; st < 8; ++st) {
-        if (((p->placement_starts >> st) & 1u) != 0 && p->slots_at(st) == a.gpus[0].mig_slots)
-          return true;
-      }
-      return false;
-    }
-    case gpu_demand_kind::replica: {
-      if (a.gpus.size() != 1 || !a.gpus[0].replica || a.gpus[0].milli != milli_gpu{0} ||
-          a.gpus[0].mig_slots != 0)
+  return r.gpu.visit(
+      [&](demand_none) { return a.gpus.empty(); },
+      [&](demand_whole w) {
+        if (a.gpus.size() != static_cast<std::size_t>(w.count.value())) return false;
+        for (const auto& g : a.gpus) {
+          if (g.milli != whole_gpu_milli || g.mig_slots != 0) return false;
+        }
+        return true;
+      },
+      [&](demand_share sh) {
+        return a.gpus.size() == 1 && a.gpus[0].milli == sh.share && a.gpus[0].mig_slots == 0;
+      },
+      [&](demand_mig m) {
+        if (a.gpus.size() != 1 || a.gpus[0].milli != milli_gpu{0}) return false;
+        const auto& s = c.gpu(a.gpus[0].gpu);
+        const mig_profile* p = c.catalog()[s.model].mig.find(m.compute, m.memory, a.gpus[0].media);
+        if (p == nullptr) return false;
+        for (unsigned st = 0; st < 8; ++st) {
+          if (((p->placement_starts >> st) & 1u) != 0 && p->slots_at(st) == a.gpus[0].mig_slots)
+            return true;
+        }
         return false;
-      const auto& s = c.gpu(a.gpus[0].gpu);
-      const memory_mib limit =
-          s.sharing == gpu_sharing::mps ? s.replica_memory : c.catalog()[s.model].memory;
-      return r.gpu.gpu_memory <= limit;
-    }
-  }
-  return false;
+      },
+      [&](demand_replica rep) {
+        if (a.gpus.size() != 1 || !a.gpus[0].replica || a.gpus[0].milli != milli_gpu{0} ||
+            a.gpus[0].mig_slots != 0)
+          return false;
+        const auto& s = c.gpu(a.gpus[0].gpu);
+        const memory_mib limit =
+            s.sharing == gpu_sharing::mps ? s.replica_memory : c.catalog()[s.model].memory;
+        return rep.gpu_memory <= limit;
+      });
 }
 }  // namespace detail
 

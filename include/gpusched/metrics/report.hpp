@@ -16,7 +16,7 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/metrics/summary.hpp"
-#include "gpusched/sim/simulator.hpp"
+#include "gpusched/sim/records.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 namespace detail {

@@ -20,6 +20,7 @@
 
 #include <algorithm>  // std::sort
 #include <cmath>      // std::ceil
+#include <concepts>   // std::convertible_to
 #include <cstdint>
 #include <map>
 #include <span>
@@ -28,7 +29,7 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/core/time.hpp"
-#include "gpusched/sim/simulator.hpp"
+#include "gpusched/sim/records.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
@@ -275,9 +276,15 @@ inline sim_summary summarize(std::span<const job_record> records,
   return s;
 }
 
-/// Summarises a finished simulator run.
-template <class P>
-sim_summary summarize(const simulator<P>& sim, std::span<const std::string> tenant_names = {},
+/// Summarises a finished simulator run: `sim` is a `simulator<P>` (`sim/simulator.hpp`), or
+/// anything with its `records()`, `samples()` and `totals()`.
+template <class Sim>
+  requires requires(const Sim& sim) {
+    { sim.records() } -> std::convertible_to<std::span<const job_record>>;
+    { sim.samples() } -> std::convertible_to<std::span<const sim_sample>>;
+    { sim.totals() } -> std::convertible_to<const sim_totals&>;
+  }
+sim_summary summarize(const Sim& sim, std::span<const std::string> tenant_names = {},
                       std::span<const double> weights = {}, std::string label = {}) {
   return summarize(sim.records(), sim.samples(), sim.totals(), tenant_names, weights,
                    std::move(label));

@@ -2,14 +2,19 @@
 /// @file
 /// Decisions as values: a verdict (admit, defer, reject) with a structured `reason` saying why
 /// (which resource, how much was needed and available, which group, which job blocks, until
-/// when), the placement of an admitted gang, and the victims evicted for it.
+/// when), the placement of an admitted gang, and the victims evicted for it; and
+/// `reclaim_scope`, what an admission policy hands a preemption policy for a quota reclaim.
 #pragma once
 
 #include <bit>  // std::countr_zero, std::countl_zero
+#include <cstddef>
 #include <cstdint>
+#include <memory>  // std::addressof
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "gpusched/cluster/allocation.hpp"
@@ -379,5 +384,40 @@ inline std::string describe(const growth& g, const cluster& c, const job_spec* j
   if (g.to < g.maximum && !g.stopped.empty()) s += "; stopped: " + std::string(g.stopped);
   return s;
 }
+
+/// @brief The candidates of one quota reclaim, made by the admission policy's `reclaim_for` and
+/// read by the preemption policy's `select_reclaim` (the free-quota preemption path, see
+/// `policy/preemption/reclaim.hpp`); non-owning and valid during one `select_reclaim` call.
+///
+/// `candidates()`: running, preemptible jobs of *other* queues of the preemptor's cohort that
+/// borrow (use more than their nominal quota of a resource the preemptor needs).
+/// `borrowing(i, taken)`: whether candidate `i`'s queue still borrows once the candidates at
+/// the indices `taken` are evicted (Kueue takes victims from a queue only while it borrows).
+class reclaim_scope {
+ public:
+  /// `borrowing` is any callable `bool(std::size_t, std::span<const std::uint32_t>)`; it must
+  /// outlive the scope.
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, reclaim_scope> &&
+             std::is_invocable_r_v<bool, const F&, std::size_t, std::span<const std::uint32_t>>)
+  reclaim_scope(std::span<const running_job* const> candidates, const F& borrowing) noexcept
+      : candidates_(candidates),
+        object_(static_cast<const void*>(std::addressof(borrowing))),
+        call_([](const void* o, std::size_t i, std::span<const std::uint32_t> taken) -> bool {
+          return (*static_cast<const F*>(o))(i, taken);
+        }) {}
+
+  [[nodiscard]] std::span<const running_job* const> candidates() const noexcept {
+    return candidates_;
+  }
+  [[nodiscard]] bool borrowing(std::size_t i, std::span<const std::uint32_t> taken) const {
+    return call_(object_, i, taken);
+  }
+
+ private:
+  std::span<const running_job* const> candidates_;
+  const void* object_;
+  bool (*call_)(const void*, std::size_t, std::span<const std::uint32_t>);
+};
 
 GPUSCHED_END_NAMESPACE

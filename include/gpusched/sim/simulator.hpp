@@ -69,10 +69,10 @@
 #include "gpusched/core/random.hpp"
 #include "gpusched/core/time.hpp"
 #include "gpusched/pipeline/pipeline.hpp"
-#include "gpusched/policy/ordering/las.hpp"
+#include "gpusched/sim/records.hpp"
+#include "gpusched/workload/history.hpp"
 #include "gpusched/workload/job.hpp"
 #include "gpusched/workload/ledger.hpp"
-#include "gpusched/workload/placement_memory.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
@@ -126,78 +126,6 @@ struct sim_config {
   /// job that cannot finish (for example one longer than the mean time between failures of
   /// its GPUs, with no checkpoints) restarts for ever and the run never ends.
   sim_duration time_limit{0};
-};
-
-/// @brief A job to simulate: its spec and its work (service time at full size).
-struct sim_job {
-  job_spec spec;
-  sim_duration work{};
-};
-
-/// What became of a job.
-enum class job_outcome : std::uint8_t { finished, rejected, unfinished };
-
-/// @brief Per-job result. GPU-time figures are in GPU-milliseconds.
-struct job_record {
-  job_id id;
-  tenant_id tenant;
-  std::int32_t priority = 0;
-  std::int64_t gpus_milli = 0;  ///< GPU-milli requested at full size
-  sim_time submit{};
-  std::optional<sim_time> first_start;
-  std::optional<sim_time> finish;
-  sim_duration work{};
-  job_outcome outcome = job_outcome::unfinished;
-  std::int32_t starts = 0;
-  std::int32_t preemptions = 0;
-  std::int32_t failures = 0;
-  std::int32_t resizes = 0;  ///< times shrunk while running (elastic resize events)
-  std::int32_t grows = 0;    ///< times grown while running (the pipeline's growth step)
-  std::int32_t checkpoints = 0;
-  double lost_preemption_gpu_ms = 0;  ///< GPU-time of progress lost to preemption
-  double lost_failure_gpu_ms = 0;     ///< GPU-time of progress lost to failures
-  double overhead_gpu_ms = 0;         ///< GPU-time spent writing checkpoints and restoring
-  double allocated_gpu_ms = 0;        ///< GPU-time held
-};
-
-/// @brief One tenant's state in a sample: GPUs held and GPUs wanted (the full requests of its
-/// pending and running jobs).
-struct tenant_sample {
-  tenant_id tenant;
-  double held_gpus = 0;
-  double demand_gpus = 0;
-  friend bool operator==(const tenant_sample&, const tenant_sample&) noexcept = default;
-};
-
-/// @brief One time-series sample (state just before the sample time).
-struct sim_sample {
-  sim_time t{};
-  double allocated_gpus = 0;  ///< GPU-milli held / 1000
-  std::int64_t available_gpus = 0;
-  std::size_t pending = 0;
-  std::size_t running = 0;
-  /// Free whole GPUs on nodes that are partly used, over all free whole GPUs in service (0 when
-  /// none is free): the share of idle GPUs a node-sized gang cannot use.
-  double fragmentation = 0;
-  /// Tenants with pending or running work, by tenant id (with `sim_config::sample_tenants`).
-  std::vector<tenant_sample> tenants{};
-};
-
-/// @brief Cluster-wide totals. Integrals in GPU-milli x ms.
-struct sim_totals {
-  sim_time start{};
-  sim_time end{};
-  std::int64_t capacity_gpus = 0;
-  double allocated_integral = 0;  ///< held GPU-milli integrated over time
-  double down_integral = 0;       ///< GPU-milli out of service integrated over time
-  std::uint64_t events = 0;
-  std::uint64_t cycles = 0;
-  std::uint64_t failures = 0;      ///< node failures
-  std::uint64_t gpu_failures = 0;  ///< GPU failures
-  std::uint64_t preemptions = 0;
-  std::uint64_t resizes = 0;      ///< elastic resize events (a running job shrunk)
-  std::uint64_t grows = 0;        ///< a running elastic job grown (counted apart from `resizes`)
-  bool stopped_at_limit = false;  ///< the run ended at `sim_config::time_limit`
 };
 
 /// A source of jobs in non-decreasing submit order; returns nothing at the end.

@@ -519,22 +519,19 @@ class ledger::transaction {
   [[nodiscard]] static bool matches_request(const task_request& r,
                                             const task_allocation& a) noexcept {
     if (a.cpu != r.cpu || a.memory != r.memory) return false;
-    switch (r.gpu.kind) {
-      case gpu_demand_kind::none:
-        return a.gpus.empty();
-      case gpu_demand_kind::whole:
-        return a.gpus.size() == static_cast<std::size_t>(r.gpu.count.value()) &&
-               std::all_of(a.gpus.begin(), a.gpus.end(), [](const gpu_grant& g) {
-                 return g.milli == whole_gpu_milli && g.mig_slots == 0 && !g.replica;
-               });
-      case gpu_demand_kind::share:
-        return a.gpus.size() == 1 && a.gpus[0].milli == r.gpu.share && a.gpus[0].mig_slots == 0;
-      case gpu_demand_kind::mig:
-        return a.gpus.size() == 1 && a.gpus[0].mig_slots != 0;
-      case gpu_demand_kind::replica:
-        return a.gpus.size() == 1 && a.gpus[0].replica;
-    }
-    return false;
+    return r.gpu.visit(
+        [&](demand_none) { return a.gpus.empty(); },
+        [&](demand_whole w) {
+          return a.gpus.size() == static_cast<std::size_t>(w.count.value()) &&
+                 std::all_of(a.gpus.begin(), a.gpus.end(), [](const gpu_grant& g) {
+                   return g.milli == whole_gpu_milli && g.mig_slots == 0 && !g.replica;
+                 });
+        },
+        [&](demand_share s) {
+          return a.gpus.size() == 1 && a.gpus[0].milli == s.share && a.gpus[0].mig_slots == 0;
+        },
+        [&](demand_mig) { return a.gpus.size() == 1 && a.gpus[0].mig_slots != 0; },
+        [&](demand_replica) { return a.gpus.size() == 1 && a.gpus[0].replica; });
   }
   [[nodiscard]] bool shrunk_here(job_id id) const noexcept {
     return std::any_of(l_->tx_shrunk_.begin(), l_->tx_shrunk_.end(),

@@ -28,11 +28,15 @@
 /// Errors (`invalid_value_error`, naming the node and field): duplicate names or tenants,
 /// an unknown parent (orphan), a parent that is a queue, a cycle of cohorts, negative limits,
 /// a lending limit above the nominal quota.
+///
+/// Also the quota vocabulary preemption reads: `tenant_quota` (a tenant's GPU position: usage,
+/// nominal quota, fair-sharing weight) and `quota_view` (a callable giving it per tenant).
 #pragma once
 
 #include <algorithm>  // std::min, std::max, std::fill
 #include <bit>        // std::popcount
 #include <cstdint>
+#include <functional>  // std::function
 #include <limits>
 #include <optional>
 #include <span>
@@ -498,5 +502,31 @@ class quota_tree::builder {
   std::vector<spec> specs_;
   std::size_t current_ = 0;
 };
+
+/// @brief A tenant's GPU quota position, in milli-GPU: what it uses, its nominal quota, and its
+/// fair-sharing weight (Kueue `fairSharing.weight`).
+struct tenant_quota {
+  std::int64_t usage = 0;    ///< milli-GPU in use now
+  std::int64_t nominal = 0;  ///< nominal quota; usage above it is borrowed
+  double weight = 1.0;       ///< share = borrowed / weight; weight 0 while borrowing: infinite
+
+  [[nodiscard]] std::int64_t borrowed(std::int64_t delta = 0) const noexcept {
+    return std::max<std::int64_t>(0, usage + delta - nominal);
+  }
+  /// The tenant's share after its usage changes by `delta` milli-GPU.
+  [[nodiscard]] double share(std::int64_t delta = 0) const noexcept {
+    const auto b = borrowed(delta);
+    if (b == 0) return 0.0;
+    if (!(weight > 0)) return std::numeric_limits<double>::infinity();
+    return static_cast<double>(b) / weight;
+  }
+};
+
+/// @brief The borrowing information a preemption policy (`checkpoint_aware_preemption`) needs
+/// from a quota system, as a callable:
+/// `quotas(tenant)` returns the tenant's position, or nothing for a tenant without a quota
+/// (treated as never borrowing). Any `tenant_id -> std::optional<tenant_quota>` callable plugs in;
+/// `quota_view_of(tree)` (`policy/preemption/quota_tree_view.hpp`) reads a `quota_tree`.
+using quota_view = std::function<std::optional<tenant_quota>(tenant_id)>;
 
 GPUSCHED_END_NAMESPACE

@@ -8,6 +8,7 @@
 #include <gpusched/metrics/report.hpp>
 #include <gpusched/metrics/summary.hpp>
 #include <gpusched/pipeline/registry.hpp>
+#include <gpusched/sim/simulator.hpp>
 
 #include "generators.hpp"
 

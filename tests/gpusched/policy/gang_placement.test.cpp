@@ -249,10 +249,11 @@ TEST_SUITE("policy/placement/gang") {
   TEST_CASE("reduced sizes spread a reduction over the elastic groups by their slack") {
     gs::job_spec j;
     j.groups = {{"a", {}, 10, 2}, {"b", {}, 5, 5}, {"c", {}, 6, 2}};  // slack 8, 0, 4
-    CHECK(gs::reduced_sizes(j, 0) == std::vector<std::int32_t>{10, 5, 6});
-    CHECK(gs::reduced_sizes(j, 12) == std::vector<std::int32_t>{2, 5, 2});
-    CHECK(gs::reduced_sizes(j, 6) == std::vector<std::int32_t>{6, 5, 4});
-    const auto r = gs::reduced_sizes(j, 5);  // 5*8/12 = 3.33, 5*4/12 = 1.67: remainders decide
+    CHECK(gs::detail::reduced_sizes(j, 0) == std::vector<std::int32_t>{10, 5, 6});
+    CHECK(gs::detail::reduced_sizes(j, 12) == std::vector<std::int32_t>{2, 5, 2});
+    CHECK(gs::detail::reduced_sizes(j, 6) == std::vector<std::int32_t>{6, 5, 4});
+    const auto r =
+        gs::detail::reduced_sizes(j, 5);  // 5*8/12 = 3.33, 5*4/12 = 1.67: remainders decide
     CHECK(r[0] + r[1] + r[2] == 21 - 5);
     CHECK(r == std::vector<std::int32_t>{7, 5, 4});
   }

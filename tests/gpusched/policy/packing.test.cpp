@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include <gpusched/check/invariants.hpp>
@@ -48,6 +49,53 @@ TEST_SUITE("policy/packing") {
         tx.commit(j, {});
         const auto rep = gs::check_invariants(book);
         CHECK_MESSAGE(rep.ok(), rep.to_string());
+      }
+    }
+  }
+
+  TEST_CASE("the candidate-node walk offers every node that fits, in order, and stops on request") {
+    const auto seed = gs::seed_from_env(77);
+    INFO("seed = " << seed);
+    gs::random_engine g(seed);
+    const auto cat = gs::basic_catalog();
+    const gs::first_fit_packing ff;
+    for (int round = 0; round < 40; ++round) {
+      gs::ledger book(gs::cluster(cat, gs::testing::random_nodes(g, 1 + gs::uniform_index(g, 12))));
+      const gs::cluster& c = book.state();
+      const gs::schedule_context ctx(book, {}, g);
+      for (int step = 0; step < 20; ++step) {
+        const auto req = gs::testing::random_request(g, cat);
+        std::vector<gs::node_index> seen;
+        const bool all = gs::detail::for_each_candidate_node(c, req, [&](gs::node_index n) {
+          seen.push_back(n);
+          return true;
+        });
+        CHECK(all);
+        if (req.gpu.kind != gs::gpu_demand_kind::mig) {
+          CHECK(std::is_sorted(seen.begin(), seen.end()));
+          CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());
+        }
+        for (gs::node_index n : c.nodes()) {
+          if (ff.fit(ctx, n, req)) {
+            CHECK(std::find(seen.begin(), seen.end(), n) != seen.end());
+          }
+        }
+        // first fit is the first candidate that fits
+        const auto got = ff.pack(ctx, req);
+        const auto first = std::find_if(seen.begin(), seen.end(), [&](gs::node_index n) {
+          return ff.fit(ctx, n, req).has_value();
+        });
+        CHECK(got.has_value() == (first != seen.end()));
+        if (got) CHECK(got->node == *first);
+        // returning false stops the walk after that node
+        if (!seen.empty()) {
+          std::size_t calls = 0;
+          CHECK_FALSE(gs::detail::for_each_candidate_node(c, req, [&](gs::node_index) {
+            ++calls;
+            return false;
+          }));
+          CHECK(calls == 1);
+        }
       }
     }
   }

@@ -212,7 +212,7 @@ TEST_SUITE("policy/admission/quota") {
     // maximal: the next larger size (one reduction step less) would exceed the quota
     const std::int64_t reduction = 13 - static_cast<std::int64_t>(r->tasks.size());
     REQUIRE(reduction > 0);
-    const auto bigger = gs::reduced_sizes(j, reduction - 1);
+    const auto bigger = gs::detail::reduced_sizes(j, reduction - 1);
     CHECK(bigger[1] * 2 + bigger[2] > 10);
     CHECK(r->tasks_in_group(1) * 2 + r->tasks_in_group(2) == gpus);
   }

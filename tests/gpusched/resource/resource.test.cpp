@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <type_traits>
 
 #include <gpusched/resource/gpu_model.hpp>
 #include <gpusched/resource/request.hpp>
@@ -113,5 +114,41 @@ TEST_SUITE("resource/request") {
     CHECK(gs::gpu_demand::fraction(300_mgpu).milli() == 300_mgpu);
     CHECK(gs::gpu_demand::mig(1, 1).milli() == 0_mgpu);
     CHECK(gs::gpu_demand::fraction(300_mgpu).whole_gpus() == 0_gpus);
+  }
+
+  TEST_CASE("visit calls the handler of the demand's kind with that kind's fields") {
+    // Each handler names its kind and the fields it sees, so a wrong dispatch or field shows.
+    const auto show = [](const gs::gpu_demand& d) {
+      return d.visit(
+          [](gs::demand_none) { return std::string("none"); },
+          [](gs::demand_whole w) { return "whole " + std::to_string(w.count.value()); },
+          [](gs::demand_share s) { return "share " + std::to_string(s.share.value()); },
+          [](gs::demand_mig m) {
+            return "mig " + std::to_string(m.compute) + "c/" + std::to_string(m.memory) + "m";
+          },
+          [](gs::demand_replica r) { return "replica " + std::to_string(r.gpu_memory.value()); });
+    };
+    CHECK(show(gs::gpu_demand::none()) == "none");
+    CHECK(show(gs::gpu_demand::whole(4_gpus)) == "whole 4");
+    CHECK(show(gs::gpu_demand::fraction(250_mgpu)) == "share 250");
+    CHECK(show(gs::gpu_demand::mig(3, 4)) == "mig 3c/4m");
+    CHECK(show(gs::gpu_demand::replica(gs::memory_mib{2048})) == "replica 2048");
+  }
+
+  TEST_CASE("visit converts every handler's result to the none handler's type, void included") {
+    // Handlers returning int convert to the none handler's long long.
+    const auto wide = gs::gpu_demand::whole(2_gpus).visit(
+        [](gs::demand_none) { return 0LL; }, [](gs::demand_whole w) { return w.count.value(); },
+        [](gs::demand_share) { return 1; }, [](gs::demand_mig) { return 2; },
+        [](gs::demand_replica) { return 3; });
+    static_assert(std::is_same_v<decltype(wide), const long long>);
+    CHECK(wide == 2);
+    int calls = 0;
+    gs::gpu_demand::mig(1, 1).visit([&](gs::demand_none) {}, [&](gs::demand_whole) {},
+                                    [&](gs::demand_share) {}, [&](gs::demand_mig) { ++calls; },
+                                    [&](gs::demand_replica) {});
+    CHECK(calls == 1);
+    // constexpr: milli() is built on visit.
+    static_assert(gs::gpu_demand::whole(gs::gpu_count{3}).milli() == gs::milli_gpu{3000});
   }
 }

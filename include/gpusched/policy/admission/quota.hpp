@@ -33,7 +33,7 @@
 /// actually granted (the placement policy may already have chosen a reduced size to fit the
 /// cluster). If that is over quota and the gang can shrink further, the largest size that fits
 /// both the cluster and the quota is admitted: sizes are reductions `x` of the full gang,
-/// spread over the elastic groups as `reduced_sizes(j, x)` does (policy/placement/gang.hpp),
+/// spread over the elastic groups as `detail::reduced_sizes(j, x)` does (policy/detail/fit.hpp),
 /// each placed again with the pipeline's placement policy in the same transaction and checked
 /// exactly; `x` is found by bisection between the granted size and the minimum, assuming that
 /// a smaller gang fits (cluster and quota) whenever a larger one does. The decision's placement
@@ -59,9 +59,8 @@
 #include "gpusched/config.hpp"
 #include "gpusched/policy/admission/gang.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/detail/fit.hpp"  // detail::reduced_sizes
 #include "gpusched/policy/hooks.hpp"
-#include "gpusched/policy/placement/gang.hpp"  // reduced_sizes
-#include "gpusched/policy/preemption/reclaim.hpp"
 #include "gpusched/workload/quota.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
@@ -356,7 +355,7 @@ class quota_admission {
     sized_ = j;
     auto try_reduction = [&](std::int64_t x) -> std::optional<quota_shortfall> {
       tx.rollback_to(before);
-      const auto sizes = reduced_sizes(j, x);
+      const auto sizes = detail::reduced_sizes(j, x);
       for (std::size_t g = 0; g < sized_.groups.size(); ++g) {
         sized_.groups[g].count = sizes[g];
         sized_.groups[g].min_count = -1;  // exactly this size

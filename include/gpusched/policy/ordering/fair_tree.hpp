@@ -41,7 +41,7 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
-#include "gpusched/policy/ordering/fifo.hpp"  // detail::order_by_score
+#include "gpusched/policy/detail/order_by_score.hpp"
 #include "gpusched/policy/ordering/decay.hpp"
 #include "gpusched/workload/tenant.hpp"
 

@@ -6,8 +6,6 @@
 #include <algorithm>  // std::sort
 #include <span>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
@@ -46,21 +44,6 @@ struct priority_ordering {
   }
   friend constexpr bool operator==(priority_ordering, priority_ordering) noexcept { return true; }
 };
-
-namespace detail {
-/// Writes into `jobs` the jobs of `keyed` (score, job) by score, higher first, then FIFO
-/// (submit, id): the order of every score-based ordering. Sorts `keyed` in place.
-/// @pre `keyed.size() == jobs.size()`. O(n log n).
-inline void order_by_score(std::vector<std::pair<double, const job_spec*>>& keyed,
-                           std::span<const job_spec*> jobs) {
-  std::sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) {
-    if (x.first != y.first) return x.first > y.first;
-    if (x.second->submit != y.second->submit) return x.second->submit < y.second->submit;
-    return x.second->id < y.second->id;
-  });
-  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i] = keyed[i].second;
-}
-}  // namespace detail
 
 static_assert(comparison_ordering_policy<fifo_ordering>);
 static_assert(comparison_ordering_policy<priority_ordering>);

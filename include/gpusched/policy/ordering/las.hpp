@@ -12,8 +12,9 @@
 /// - `srtf_ordering`: shortest remaining time first (`expected_duration - executed`), or
 ///   shortest remaining service (x GPUs: SRSF) - oracles needing known durations.
 ///
-/// Attained service comes from a `service_record` the caller (simulator) keeps up to date;
-/// the orderings hold it by `shared_ptr<const>`, so copies of a policy share one record.
+/// Attained service comes from a `service_record` (`workload/history.hpp`) the caller
+/// (simulator) keeps up to date; the orderings hold it by `shared_ptr<const>`, so copies of a
+/// policy share one record.
 #pragma once
 
 #include <algorithm>  // std::sort, std::upper_bound, std::is_sorted
@@ -26,7 +27,6 @@
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
 #include <utility>  // std::move
 #include <vector>
 
@@ -34,55 +34,9 @@
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/time.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/workload/history.hpp"  // service_record
 
 GPUSCHED_BEGIN_NAMESPACE
-
-/// @brief Service each job has received so far: GPU-seconds and executed wall time.
-/// O(1) expected per call. The simulator calls `add` when a job stops (preempted or done).
-class service_record {
- public:
-  /// @throws invalid_value_error naming the job and field when a value is negative or not
-  /// finite; nothing changes then.
-  void add(job_id j, double gpu_seconds, sim_duration executed) {
-    const std::string where = "job " + std::to_string(j.value());
-    if (!std::isfinite(gpu_seconds) || gpu_seconds < 0) {
-      throw invalid_value_error(error_id::invalid_value, where, "gpu_seconds",
-                                std::to_string(gpu_seconds), "must be finite and not negative");
-    }
-    if (executed < sim_duration{0}) {
-      throw invalid_value_error(error_id::invalid_value, where, "executed",
-                                std::to_string(executed.count()) + "ms", "must not be negative");
-    }
-    auto& e = entries_[j];
-    e.gpu_seconds += gpu_seconds;
-    e.executed += executed;
-    ++version_;
-  }
-  [[nodiscard]] double gpu_seconds(job_id j) const {
-    const auto it = entries_.find(j);
-    return it == entries_.end() ? 0.0 : it->second.gpu_seconds;
-  }
-  [[nodiscard]] sim_duration executed(job_id j) const {
-    const auto it = entries_.find(j);
-    return it == entries_.end() ? sim_duration{0} : it->second.executed;
-  }
-  void erase(job_id j) {
-    entries_.erase(j);
-    ++version_;
-  }
-  /// A generation counter, bumped by every `add` and `erase` (also one that changed nothing):
-  /// a holder that caches values derived from the record (`las_preemption`) tells from it
-  /// whether the record may have changed since. O(1).
-  [[nodiscard]] std::uint64_t version() const noexcept { return version_; }
-
- private:
-  struct entry {
-    double gpu_seconds = 0;
-    sim_duration executed{0};
-  };
-  std::unordered_map<job_id, entry> entries_;
-  std::uint64_t version_ = 0;  // see version()
-};
 
 /// @brief An empirical distribution of job service (GPU-seconds), for Gittins indices.
 /// Queries are O(log samples) (sorted samples and prefix sums).
@@ -180,16 +134,6 @@ class gpu_time_prior {
 };
 
 namespace detail {
-inline std::vector<double> checked_thresholds(std::vector<double> t) {
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    if (!std::isfinite(t[i]) || t[i] <= 0 || (i > 0 && t[i] <= t[i - 1])) {
-      throw invalid_value_error(error_id::invalid_value, "queue threshold " + std::to_string(i),
-                                "thresholds", std::to_string(t[i]),
-                                "thresholds must be finite, positive and strictly increasing");
-    }
-  }
-  return t;
-}
 inline bool fifo_before(const job_spec& a, const job_spec& b) noexcept {
   if (a.submit != b.submit) return a.submit < b.submit;
   return a.id < b.id;

@@ -45,9 +45,9 @@
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/detail/order_by_score.hpp"
 #include "gpusched/policy/hooks.hpp"
 #include "gpusched/policy/ordering/decay.hpp"
-#include "gpusched/policy/ordering/fifo.hpp"  // detail::order_by_score
 #include "gpusched/workload/ledger.hpp"
 #include "gpusched/workload/tenant.hpp"
 

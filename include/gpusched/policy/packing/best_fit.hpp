@@ -61,7 +61,7 @@ struct extreme_fit_packing {
     int pick = -1;
     if (r.gpu.kind == gpu_demand_kind::replica) {
       for (std::size_t i = 0; i < gpus.size(); ++i) {
-        if (!replica_fits(c, gpus[i], r.gpu)) continue;
+        if (!detail::replica_fits(c, gpus[i], r.gpu)) continue;
         const int f = gpus[i].free_replicas();
         if (pick < 0 || (Worst ? f > gpus[static_cast<std::size_t>(pick)].free_replicas()
                                : f < gpus[static_cast<std::size_t>(pick)].free_replicas()))

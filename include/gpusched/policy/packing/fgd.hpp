@@ -18,12 +18,13 @@
 /// is scored (`percentageOfNodesToScore: 100`); equal scores go to the first node in node order
 /// (stock Kubernetes would choose uniformly; the simulator takes the smallest node name after
 /// prefixing the names with a seeded random permutation, which the experiment runner reproduces
-/// as a per-run node order, see `experiment/fgd_experiment.hpp`); "best fit" GPU choice
+/// as a per-run node order, see `benchmarks/experiment/fgd_experiment.hpp`); "best fit" GPU choice
 /// takes the fitting GPU with the least free share (first index on ties) and whole-GPU pods
 /// take the lowest-indexed idle GPUs; max specs are 128 cores and 8 GPUs (8000 milli).
 ///
 /// The pure functions below work on `fgd_node` values so that the packing policies (over a
-/// `cluster`) and the experiment runner (`experiment/fgd_experiment.hpp`) share one definition.
+/// `cluster`) and the experiment runner (`benchmarks/experiment/fgd_experiment.hpp`) share one
+/// definition.
 #pragma once
 
 #include <algorithm>  // std::sort, std::min
@@ -70,22 +71,20 @@ struct fgd_pod_shape {
     fgd_pod_shape s;
     s.cpu = r.cpu.value();
     s.models = r.allowed_models;
-    switch (r.gpu.kind) {
-      case gpu_demand_kind::none:
-        return s;
-      case gpu_demand_kind::whole:
-        s.milli = 1000;
-        s.gpus = r.gpu.count.value();
-        return s;
-      case gpu_demand_kind::share:
-        s.milli = r.gpu.share.value();
-        s.gpus = 1;
-        return s;
-      case gpu_demand_kind::mig:
-      case gpu_demand_kind::replica:
-        return std::nullopt;
-    }
-    return std::nullopt;
+    using result = std::optional<fgd_pod_shape>;
+    return r.gpu.visit([&](demand_none) -> result { return s; },
+                       [&](demand_whole w) -> result {
+                         s.milli = 1000;
+                         s.gpus = w.count.value();
+                         return s;
+                       },
+                       [&](demand_share sh) -> result {
+                         s.milli = sh.share.value();
+                         s.gpus = 1;
+                         return s;
+                       },
+                       [](demand_mig) -> result { return std::nullopt; },
+                       [](demand_replica) -> result { return std::nullopt; });
   }
 };
 

@@ -68,7 +68,7 @@ struct mig_aware_packing {
                                                    const task_request& r) const noexcept {
     if (r.gpu.kind != gpu_demand_kind::mig) return first_fit_packing{}.fit(ctx, n, r);
     const cluster& c = ctx.state();
-    if (!host_fits(c, n, r)) return std::nullopt;
+    if (!detail::host_fits(c, n, r)) return std::nullopt;
     const auto ch = best_on_node(c, n, r.gpu);
     if (!ch) return std::nullopt;
     task_allocation a;
@@ -86,7 +86,7 @@ struct mig_aware_packing {
     std::optional<mig_choice> best;
     node_index best_node{};
     for (node_index n : c.mig_nodes()) {
-      if (!host_fits(c, n, r)) continue;
+      if (!detail::host_fits(c, n, r)) continue;
       const auto ch = best_on_node(c, n, r.gpu);
       if (ch && (!best || ch->better_than(*best))) {
         best = ch;

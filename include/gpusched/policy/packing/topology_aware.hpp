@@ -23,9 +23,10 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/detail/fit.hpp"
 #include "gpusched/policy/packing/first_fit.hpp"
-#include "gpusched/policy/placement/topology_aware.hpp"
 #include "gpusched/topology/fabric.hpp"
+#include "gpusched/topology/occupancy.hpp"
 #include "gpusched/topology/select.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
@@ -86,31 +87,10 @@ class topology_packing {
         best_left = left;
       }
     };
-    if (r.gpu.kind == gpu_demand_kind::mig) {
-      for (node_index n : c.mig_nodes()) consider(n);
-      return best;
-    }
-    node_index from{0};
-    while (true) {
-      std::optional<node_index> n;
-      switch (r.gpu.kind) {
-        case gpu_demand_kind::whole:
-          n = c.first_with_free_gpus(from, r.gpu.count.value());
-          break;
-        case gpu_demand_kind::share:
-          n = c.first_with_free_share(from, r.gpu.share);
-          break;
-        case gpu_demand_kind::replica:
-          n = c.first_with_free_replicas(from);
-          break;
-        default:
-          n = c.first_with_free_cpu(from, r.cpu);
-          break;
-      }
-      if (!n) break;
-      consider(*n);
-      from = node_index{n->value() + 1};
-    }
+    detail::for_each_candidate_node(c, r, [&](node_index n) {
+      consider(n);
+      return true;
+    });
     return best;
   }
 

@@ -34,45 +34,9 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
-#include "gpusched/policy/packing/first_fit.hpp"    // host_fits, first_free_mig_slot
-#include "gpusched/policy/placement/first_fit.hpp"  // diagnose_unplaced
+#include "gpusched/policy/detail/fit.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
-
-/// Task counts per group for an elastic gang reduced by `x` tasks (see `gang_placement`).
-/// @pre `0 <= x <= sum(count - minimum)`. O(groups).
-[[nodiscard]] inline std::vector<std::int32_t> reduced_sizes(const job_spec& j, std::int64_t x) {
-  std::vector<std::int32_t> sizes;
-  std::int64_t slack_total = 0;
-  for (const auto& g : j.groups) {
-    sizes.push_back(g.count);
-    slack_total += g.count - g.minimum();
-  }
-  GPUSCHED_EXPECTS(x >= 0 && x <= slack_total);
-  if (x == 0 || slack_total == 0) return sizes;
-  std::int64_t removed = 0;
-  std::vector<std::pair<std::int64_t, std::size_t>> remainders;  // (remainder, group)
-  for (std::size_t g = 0; g < j.groups.size(); ++g) {
-    const std::int64_t slack = j.groups[g].count - j.groups[g].minimum();
-    const std::int64_t share = x * slack / slack_total;
-    sizes[g] -= static_cast<std::int32_t>(share);
-    removed += share;
-    remainders.emplace_back(x * slack % slack_total, g);
-  }
-  // Largest remainder first, lower group first on ties. (A total order with std::sort rather
-  // than std::stable_sort: libstdc++ 12's stable_sort uses a helper clang 19 flags deprecated.)
-  std::sort(remainders.begin(), remainders.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
-  for (const auto& [rem, g] : remainders) {
-    if (removed == x) break;
-    if (sizes[g] > j.groups[g].minimum()) {
-      --sizes[g];
-      ++removed;
-    }
-  }
-  return sizes;
-}
 
 /// @brief All-or-nothing gang placement; see the file documentation.
 struct gang_placement {
@@ -92,20 +56,20 @@ struct gang_placement {
     if (place_sized(ctx, j, sizes, pack, tx, stats)) return placed();
     std::int64_t slack = 0;
     for (const auto& g : j.groups) slack += g.count - g.minimum();
-    if (slack > 0 && place_sized(ctx, j, reduced_sizes(j, slack), pack, tx, stats)) {
+    if (slack > 0 && place_sized(ctx, j, detail::reduced_sizes(j, slack), pack, tx, stats)) {
       tx.rollback_to(base);
       std::int64_t lo = 0;      // a reduction known not to fit (the full size)
       std::int64_t hi = slack;  // a reduction known to fit (the minimum)
       while (hi - lo > 1) {
         const std::int64_t mid = lo + (hi - lo) / 2;
-        if (place_sized(ctx, j, reduced_sizes(j, mid), pack, tx, stats)) {
+        if (place_sized(ctx, j, detail::reduced_sizes(j, mid), pack, tx, stats)) {
           tx.rollback_to(base);
           hi = mid;
         } else {
           lo = mid;
         }
       }
-      if (place_sized(ctx, j, reduced_sizes(j, hi), pack, tx, stats)) return placed();
+      if (place_sized(ctx, j, detail::reduced_sizes(j, hi), pack, tx, stats)) return placed();
     }
     return {false, stats.why};
   }
@@ -177,7 +141,7 @@ struct gang_placement {
       if (!a || !tx.place(*a)) {
         if (placed_count > stats.best_placed) {  // diagnose where the best attempt stopped
           stats.best_placed = placed_count;
-          stats.why = diagnose_unplaced(tx, j, t.group);
+          stats.why = detail::diagnose_unplaced(tx, j, t.group);
           stats.why.tasks_placed = placed_count;
         }
         return false;
@@ -198,33 +162,12 @@ struct gang_placement {
     };
     for (const auto& g : j.groups) {
       const auto& r = g.request;
-      if (r.gpu.kind == gpu_demand_kind::mig) {
-        for (node_index n : c.mig_nodes()) {
-          if (host_fits(c, n, r) && any_mig_option(c, n, r) && !add(n)) return false;
-        }
-        continue;
-      }
-      node_index from{0};
-      while (true) {
-        std::optional<node_index> n;
-        switch (r.gpu.kind) {
-          case gpu_demand_kind::whole:
-            n = c.first_with_free_gpus(from, r.gpu.count.value());
-            break;
-          case gpu_demand_kind::share:
-            n = c.first_with_free_share(from, r.gpu.share);
-            break;
-          case gpu_demand_kind::replica:
-            n = c.first_with_free_replicas(from);
-            break;
-          default:
-            n = c.first_with_free_cpu(from, r.cpu);
-            break;
-        }
-        if (!n) break;
-        if (host_fits(c, *n, r) && !add(*n)) return false;
-        from = node_index{n->value() + 1};
-      }
+      const bool mig = r.gpu.kind == gpu_demand_kind::mig;
+      const bool all_visited = detail::for_each_candidate_node(c, r, [&](node_index n) {
+        const bool fits = detail::host_fits(c, n, r) && (!mig || any_mig_option(c, n, r));
+        return !fits || add(n);
+      });
+      if (!all_visited) return false;
     }
     std::sort(out.begin(), out.end());
     return true;
@@ -233,7 +176,7 @@ struct gang_placement {
   static bool any_mig_option(const cluster& c, node_index n, const task_request& r) {
     const auto base = c.first_gpu(n).value();
     for (std::size_t k = 0; k < c.gpus(n).size(); ++k) {
-      if (first_free_mig_slot(c, gpu_index{base + static_cast<gpu_index::rep>(k)}, r.gpu))
+      if (detail::first_free_mig_slot(c, gpu_index{base + static_cast<gpu_index::rep>(k)}, r.gpu))
         return true;
     }
     return false;
@@ -268,79 +211,72 @@ struct gang_placement {
   /// The distinct ways one task can sit on node `n` (see the file documentation).
   static void node_options(const cluster& c, node_index n, const task_request& r,
                            std::vector<task_allocation>& out) {
-    if (!host_fits(c, n, r)) return;
+    if (!detail::host_fits(c, n, r)) return;
     task_allocation a;
     a.node = n;
     a.cpu = r.cpu;
     a.memory = r.memory;
     const auto base = c.first_gpu(n).value();
     const auto gpus = c.gpus(n);
-    switch (r.gpu.kind) {
-      case gpu_demand_kind::none:
-        out.push_back(a);
-        return;
-      case gpu_demand_kind::whole: {
-        if (c.free_whole_gpus(n) < r.gpu.count.value()) return;
-        for (std::size_t k = 0;
-             k < gpus.size() && std::cmp_less(a.gpus.size(), r.gpu.count.value()); ++k) {
-          if (gpus[k].whole_free()) {
-            a.gpus.push_back(
-                {gpu_index{base + static_cast<gpu_index::rep>(k)}, whole_gpu_milli, 0, false});
+    r.gpu.visit(
+        [&](demand_none) { out.push_back(a); },
+        [&](demand_whole w) {
+          if (c.free_whole_gpus(n) < w.count.value()) return;
+          for (std::size_t k = 0; k < gpus.size() && std::cmp_less(a.gpus.size(), w.count.value());
+               ++k) {
+            if (gpus[k].whole_free()) {
+              a.gpus.push_back(
+                  {gpu_index{base + static_cast<gpu_index::rep>(k)}, whole_gpu_milli, 0, false});
+            }
           }
-        }
-        out.push_back(a);
-        return;
-      }
-      case gpu_demand_kind::share: {
-        std::vector<std::int32_t> seen;
-        for (std::size_t k = 0; k < gpus.size(); ++k) {
-          if (gpus[k].mig_enabled || gpus[k].free < r.gpu.share) continue;
-          if (std::find(seen.begin(), seen.end(), gpus[k].free.value()) != seen.end()) continue;
-          seen.push_back(gpus[k].free.value());
-          auto b = a;
-          b.gpus.push_back(
-              {gpu_index{base + static_cast<gpu_index::rep>(k)}, r.gpu.share, 0, false});
-          out.push_back(b);
-        }
-        return;
-      }
-      case gpu_demand_kind::mig: {
-        std::vector<std::pair<mig_slot_mask, bool>> seen;
-        for (std::size_t k = 0; k < gpus.size(); ++k) {
-          const auto& g = gpus[k];
-          if (!g.mig_enabled) continue;
-          const std::pair<mig_slot_mask, bool> key{g.mig_used, g.mig_media_used};
-          if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
-          seen.push_back(key);
-          const mig_profile* p = c.catalog()[g.model].mig.find(r.gpu.mig_compute, r.gpu.mig_memory);
-          if (p == nullptr) continue;
-          for (unsigned start = 0; start < 8; ++start) {
-            if (((p->placement_starts >> start) & 1u) == 0) continue;
-            const auto slots = p->slots_at(start);
-            if ((g.mig_used & slots) != 0) continue;
+          out.push_back(a);
+        },
+        [&](demand_share s) {
+          std::vector<std::int32_t> seen;
+          for (std::size_t k = 0; k < gpus.size(); ++k) {
+            if (gpus[k].mig_enabled || gpus[k].free < s.share) continue;
+            if (std::find(seen.begin(), seen.end(), gpus[k].free.value()) != seen.end()) continue;
+            seen.push_back(gpus[k].free.value());
             auto b = a;
-            b.gpus.push_back({gpu_index{base + static_cast<gpu_index::rep>(k)}, milli_gpu{0}, slots,
-                              p->media_extension});
+            b.gpus.push_back({gpu_index{base + static_cast<gpu_index::rep>(k)}, s.share, 0, false});
             out.push_back(b);
           }
-        }
-        return;
-      }
-      case gpu_demand_kind::replica: {
-        // GPUs with the same free replicas and mode are interchangeable.
-        std::vector<std::pair<int, gpu_sharing>> seen;
-        for (std::size_t k = 0; k < gpus.size(); ++k) {
-          if (!replica_fits(c, gpus[k], r.gpu)) continue;
-          const std::pair<int, gpu_sharing> key{gpus[k].free_replicas(), gpus[k].sharing};
-          if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
-          seen.push_back(key);
-          auto b = a;
-          b.gpus.push_back(replica_grant(gpu_index{base + static_cast<gpu_index::rep>(k)}));
-          out.push_back(b);
-        }
-        return;
-      }
-    }
+        },
+        [&](demand_mig m) {
+          std::vector<std::pair<mig_slot_mask, bool>> seen;
+          for (std::size_t k = 0; k < gpus.size(); ++k) {
+            const auto& g = gpus[k];
+            if (!g.mig_enabled) continue;
+            const std::pair<mig_slot_mask, bool> key{g.mig_used, g.mig_media_used};
+            if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+            seen.push_back(key);
+            const mig_profile* p = c.catalog()[g.model].mig.find(m.compute, m.memory);
+            if (p == nullptr) continue;
+            for (unsigned start = 0; start < 8; ++start) {
+              if (((p->placement_starts >> start) & 1u) == 0) continue;
+              const auto slots = p->slots_at(start);
+              if ((g.mig_used & slots) != 0) continue;
+              auto b = a;
+              b.gpus.push_back({gpu_index{base + static_cast<gpu_index::rep>(k)}, milli_gpu{0},
+                                slots, p->media_extension});
+              out.push_back(b);
+            }
+          }
+        },
+        [&](demand_replica) {
+          // GPUs with the same free replicas and mode are interchangeable.
+          std::vector<std::pair<int, gpu_sharing>> seen;
+          for (std::size_t k = 0; k < gpus.size(); ++k) {
+            if (!detail::replica_fits(c, gpus[k], r.gpu)) continue;
+            const std::pair<int, gpu_sharing> key{gpus[k].free_replicas(), gpus[k].sharing};
+            if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+            seen.push_back(key);
+            auto b = a;
+            b.gpus.push_back(
+                detail::replica_grant(gpu_index{base + static_cast<gpu_index::rep>(k)}));
+            out.push_back(b);
+          }
+        });
   }
 };
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// `topology_aware_placement`: places a whole gang under as few network domains as possible
-/// and, inside each node, on the best-connected GPUs; plus `fabric_occupancy`, the domain
-/// fragmentation score the packing family can use.
+/// and, inside each node, on the best-connected GPUs. (`domains_spanned`, to judge a placement,
+/// and `fabric_occupancy`, the domain fragmentation score, are in `topology/occupancy.hpp`,
+/// which this header includes.)
 ///
 /// Algorithm (Kueue TAS / Slurm topology/tree style, on the `topology_model`'s fabric):
 /// 0. A gang without whole-GPU tasks (shares, MIG, CPU only) is placed task by task where the
@@ -53,11 +54,12 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
-#include "gpusched/policy/packing/first_fit.hpp"
+#include "gpusched/policy/detail/fit.hpp"
 #include "gpusched/policy/placement/first_fit.hpp"
 #include "gpusched/topology/fabric.hpp"
+#include "gpusched/topology/occupancy.hpp"  // domains_spanned
 #include "gpusched/topology/select.hpp"
-#include "gpusched/workload/placement_memory.hpp"
+#include "gpusched/workload/history.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
@@ -87,76 +89,6 @@ struct gang_plan {
   gpu_mask rail_mask = 0;  ///< with rail alignment: the local GPUs every task uses
   std::vector<std::pair<node_index, int>> nodes;  ///< main tasks per node, in placement order
   reason why;                                     ///< when not ok
-};
-
-/// Distinct level-`l` domains among the nodes of `placement`. O(tasks log tasks).
-[[nodiscard]] inline int domains_spanned(const fabric& f, std::span<const task_allocation> p,
-                                         int l) {
-  std::vector<std::uint32_t> d;
-  for (const auto& a : p) d.push_back(f.domain(a.node, l));
-  std::sort(d.begin(), d.end());
-  return static_cast<int>(std::unique(d.begin(), d.end()) - d.begin());
-}
-
-/// @brief Free and total whole GPUs per fabric domain, and the fragmentation they imply.
-/// A snapshot: O(nodes x L) to build; queries O(1) or O(L).
-class fabric_occupancy {
- public:
-  fabric_occupancy(const cluster& c, const fabric& f) : f_(&f) {
-    const auto levels = static_cast<std::size_t>(f.level_count()) + 1;
-    free_.resize(levels);
-    total_.resize(levels);
-    for (std::size_t l = 0; l < levels; ++l) {
-      const auto count = l == 0 ? c.node_count() : f.domain_count(static_cast<int>(l));
-      free_[l].assign(count, 0);
-      total_[l].assign(count, 0);
-    }
-    for (node_index n : c.nodes()) {
-      const auto fr = c.has_mig(n) ? 0 : c.free_whole_gpus(n);
-      const auto to = c.has_mig(n) ? 0 : static_cast<int>(c.gpus(n).size());
-      for (std::size_t l = 0; l < levels; ++l) {
-        const auto d = f.domain(n, static_cast<int>(l));
-        free_[l][d] += fr;
-        total_[l][d] += to;
-      }
-    }
-  }
-  [[nodiscard]] int free_gpus(int l, std::uint32_t d) const noexcept {
-    return free_[static_cast<std::size_t>(l)][d];
-  }
-  [[nodiscard]] int total_gpus(int l, std::uint32_t d) const noexcept {
-    return total_[static_cast<std::size_t>(l)][d];
-  }
-  /// A domain with GPUs, all of them free.
-  [[nodiscard]] bool empty(int l, std::uint32_t d) const noexcept {
-    return total_gpus(l, d) > 0 && free_gpus(l, d) == total_gpus(l, d);
-  }
-  /// Level-`l` fragmentation in [0, 1]: the share of free GPUs that sit in partly used domains
-  /// (0: every free GPU is in a wholly empty domain; 0 too when nothing is free).
-  [[nodiscard]] double fragmentation(int l) const noexcept {
-    std::int64_t free = 0;
-    std::int64_t in_empty = 0;
-    for (std::uint32_t d = 0; d < free_[static_cast<std::size_t>(l)].size(); ++d) {
-      free += free_gpus(l, d);
-      in_empty += empty(l, d) ? free_gpus(l, d) : 0;
-    }
-    return free == 0 ? 0.0 : 1.0 - static_cast<double>(in_empty) / static_cast<double>(free);
-  }
-  /// The cost of taking GPUs on node `n`: the GPUs of every still-empty domain (node, leaf,
-  /// NVLink domain, ...) that this would break open, summed over levels. 0 when all of `n`'s
-  /// domains are already in use. Lower is better; a packing policy can minimise it. O(L).
-  [[nodiscard]] std::int64_t break_cost(node_index n) const noexcept {
-    std::int64_t cost = 0;
-    for (int l = 0; l <= f_->level_count(); ++l) {
-      const auto d = f_->domain(n, l);
-      if (empty(l, d)) cost += total_gpus(l, d);
-    }
-    return cost;
-  }
-
- private:
-  const fabric* f_;
-  std::vector<std::vector<int>> free_, total_;
 };
 
 /// @brief Topology-aware gang placement (see the file comment).
@@ -280,10 +212,10 @@ class topology_aware_placement {
     for (const auto& [n, count] : p.nodes) {
       for (int t = 0; t < count; ++t) {
         auto a = pack.fit(ctx, n, grp.request);
-        if (!a) return {false, diagnose_unplaced(tx, j, p.main_group)};
+        if (!a) return {false, detail::diagnose_unplaced(tx, j, p.main_group)};
         choose_gpus(c, n, grp.request, p.rail_mask, *a);
         a->group = static_cast<std::uint16_t>(p.main_group);
-        if (!tx.place(*a)) return {false, diagnose_unplaced(tx, j, p.main_group)};
+        if (!tx.place(*a)) return {false, detail::diagnose_unplaced(tx, j, p.main_group)};
       }
     }
     for (std::size_t g = 0; g < j.groups.size(); ++g) {
@@ -294,10 +226,10 @@ class topology_aware_placement {
           if ((a = pack.fit(ctx, nc.first, j.groups[g].request))) break;
         }
         if (!a) a = pack.pack(ctx, j.groups[g].request);
-        if (!a) return {false, diagnose_unplaced(tx, j, g)};
+        if (!a) return {false, detail::diagnose_unplaced(tx, j, g)};
         choose_gpus(c, a->node, j.groups[g].request, 0, *a);
         a->group = static_cast<std::uint16_t>(g);
-        if (!tx.place(*a)) return {false, diagnose_unplaced(tx, j, g)};
+        if (!tx.place(*a)) return {false, detail::diagnose_unplaced(tx, j, g)};
       }
     }
     return {true, {reason_code::placed, resource_kind::none, 0, 0, -1, {}, {}}};
@@ -333,7 +265,7 @@ class topology_aware_placement {
 
   /// Main tasks of request `r` that fit on node `n` now (with a rail mask: 0 or 1).
   static int node_capacity(const cluster& c, node_index n, const task_request& r, gpu_mask rail) {
-    if (!host_fits(c, n, r)) return 0;
+    if (!detail::host_fits(c, n, r)) return 0;
     std::int64_t k = 0;
     const int g = r.gpu.whole_gpus().value();
     if (g == 0) {

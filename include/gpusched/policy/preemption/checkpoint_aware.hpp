@@ -109,33 +109,9 @@
 #include "gpusched/policy/hooks.hpp"
 #include "gpusched/policy/preemption/cost.hpp"
 #include "gpusched/policy/preemption/reclaim.hpp"
+#include "gpusched/workload/quota.hpp"  // tenant_quota, quota_view
 
 GPUSCHED_BEGIN_NAMESPACE
-
-/// @brief A tenant's GPU quota position, in milli-GPU: what it uses, its nominal quota, and its
-/// fair-sharing weight (Kueue `fairSharing.weight`).
-struct tenant_quota {
-  std::int64_t usage = 0;    ///< milli-GPU in use now
-  std::int64_t nominal = 0;  ///< nominal quota; usage above it is borrowed
-  double weight = 1.0;       ///< share = borrowed / weight; weight 0 while borrowing: infinite
-
-  [[nodiscard]] std::int64_t borrowed(std::int64_t delta = 0) const noexcept {
-    return std::max<std::int64_t>(0, usage + delta - nominal);
-  }
-  /// The tenant's share after its usage changes by `delta` milli-GPU.
-  [[nodiscard]] double share(std::int64_t delta = 0) const noexcept {
-    const auto b = borrowed(delta);
-    if (b == 0) return 0.0;
-    if (!(weight > 0)) return std::numeric_limits<double>::infinity();
-    return static_cast<double>(b) / weight;
-  }
-};
-
-/// @brief The borrowing information the policy needs from a quota system, as a callable:
-/// `quotas(tenant)` returns the tenant's position, or nothing for a tenant without a quota
-/// (treated as never borrowing). The quota system itself lives elsewhere (issue 3); any
-/// `tenant_id -> std::optional<tenant_quota>` callable plugs in.
-using quota_view = std::function<std::optional<tenant_quota>(tenant_id)>;
 
 /// Kueue's fair-sharing preemption strategies.
 enum class fair_share_strategy : std::uint8_t {
@@ -422,23 +398,21 @@ class checkpoint_aware_preemption {
       d.mem = g.request.memory.value();
       d.count = g.count;
       d.allowed = g.request.allowed_models;
-      switch (d.kind) {
-        case gpu_demand_kind::whole:
-          d.k = g.request.gpu.count.value();
-          need_.milli += d.k * 1000 * d.count;
-          break;
-        case gpu_demand_kind::share:
-          d.k = g.request.gpu.share.value();
-          need_.milli += d.k * d.count;
-          break;
-        case gpu_demand_kind::mig:
-          d.k = g.request.gpu.mig_memory;
-          need_.slices += d.k * d.count;
-          break;
-        case gpu_demand_kind::replica:  // not modelled: no plan frees replicas (see `cap`)
-        case gpu_demand_kind::none:
-          break;
-      }
+      g.request.gpu.visit(
+          [](demand_none) {},
+          [&](demand_whole w) {
+            d.k = w.count.value();
+            need_.milli += d.k * 1000 * d.count;
+          },
+          [&](demand_share s) {
+            d.k = s.share.value();
+            need_.milli += d.k * d.count;
+          },
+          [&](demand_mig m) {
+            d.k = m.memory;
+            need_.slices += d.k * d.count;
+          },
+          [](demand_replica) {});  // not modelled: no plan frees replicas (see `cap`)
       need_.cpu += d.cpu * d.count;
       need_.mem += d.mem * d.count;
       demand_.push_back(d);

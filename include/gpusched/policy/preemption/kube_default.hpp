@@ -32,7 +32,6 @@
 #include "gpusched/cluster/cluster.hpp"
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
-#include "gpusched/policy/packing/first_fit.hpp"
 #include "gpusched/policy/preemption/cost.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE

@@ -46,8 +46,8 @@
 #include "gpusched/policy/concepts.hpp"
 #include "gpusched/policy/hooks.hpp"
 #include "gpusched/policy/context.hpp"
-#include "gpusched/policy/ordering/las.hpp"
 #include "gpusched/policy/preemption/prefix_search.hpp"
+#include "gpusched/workload/history.hpp"  // service_record
 #include "gpusched/workload/ledger.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE

@@ -41,7 +41,6 @@
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/ids.hpp"
-#include "gpusched/policy/preemption/checkpoint_aware.hpp"
 #include "gpusched/workload/quota.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE

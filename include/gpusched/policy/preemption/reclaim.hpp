@@ -5,21 +5,19 @@
 /// A gang within its tenant's nominal quota may be refused by a quota admission policy because
 /// cohort peers borrow the rest of the cohort's quota, although free GPUs would hold it. The
 /// pipeline then takes its *free-quota preemption path*: the admission policy describes the
-/// reclaim in a `reclaim_scope` (the running jobs of the cohort's borrowing queues that may be
-/// evicted, and whether a candidate's queue still borrows once some candidates are gone), and a
-/// preemption policy with `select_reclaim(ctx, job, scope, probe)` picks victims among them.
-/// The probe the pipeline passes places the gang after the evictions *and* asks the admission
-/// policy's exact quota check, so victims are counted by the quota they return, not by the GPUs
-/// they free. `reclaim_victims` is the shared selection (Kueue's minimal preemptions with fill
-/// back); policies differ in the order in which they offer the candidates.
+/// reclaim in a `reclaim_scope` (`policy/decision.hpp`: the running jobs of the cohort's borrowing
+/// queues that may be evicted, and whether a candidate's queue still borrows once some candidates
+/// are gone), and a preemption policy with `select_reclaim(ctx, job, scope, probe)` picks victims
+/// among them. The probe the pipeline passes places the gang after the evictions *and* asks the
+/// admission policy's exact quota check, so victims are counted by the quota they return, not by
+/// the GPUs they free. `reclaim_victims` is the shared selection (Kueue's minimal preemptions with
+/// fill back); policies differ in the order in which they offer the candidates.
 #pragma once
 
 #include <algorithm>  // std::min
 #include <cstddef>
 #include <cstdint>
-#include <memory>  // std::addressof
 #include <span>
-#include <type_traits>
 #include <utility>  // std::move
 #include <vector>
 
@@ -28,40 +26,6 @@
 #include "gpusched/policy/preemption/prefix_search.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
-
-/// @brief The candidates of one quota reclaim, made by the admission policy (see the file
-/// documentation); non-owning and valid during one `select_reclaim` call.
-///
-/// `candidates()`: running, preemptible jobs of *other* queues of the preemptor's cohort that
-/// borrow (use more than their nominal quota of a resource the preemptor needs).
-/// `borrowing(i, taken)`: whether candidate `i`'s queue still borrows once the candidates at
-/// the indices `taken` are evicted (Kueue takes victims from a queue only while it borrows).
-class reclaim_scope {
- public:
-  /// `borrowing` is any callable `bool(std::size_t, std::span<const std::uint32_t>)`; it must
-  /// outlive the scope.
-  template <class F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, reclaim_scope> &&
-             std::is_invocable_r_v<bool, const F&, std::size_t, std::span<const std::uint32_t>>)
-  reclaim_scope(std::span<const running_job* const> candidates, const F& borrowing) noexcept
-      : candidates_(candidates),
-        object_(static_cast<const void*>(std::addressof(borrowing))),
-        call_([](const void* o, std::size_t i, std::span<const std::uint32_t> taken) -> bool {
-          return (*static_cast<const F*>(o))(i, taken);
-        }) {}
-
-  [[nodiscard]] std::span<const running_job* const> candidates() const noexcept {
-    return candidates_;
-  }
-  [[nodiscard]] bool borrowing(std::size_t i, std::span<const std::uint32_t> taken) const {
-    return call_(object_, i, taken);
-  }
-
- private:
-  std::span<const running_job* const> candidates_;
-  const void* object_;
-  bool (*call_)(const void*, std::size_t, std::span<const std::uint32_t>);
-};
 
 /// @brief Kueue's minimal reclaim over `scope`'s candidates offered in `order` (indices into
 /// `scope.candidates()`, the policy's preference first).

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <gpusched/experiment/fgd_experiment.hpp>
+#include "fgd_experiment.hpp"
 
 namespace gs = gpusched;
 

@@ -50,18 +50,19 @@
 #include <utility>
 #include <vector>
 
-#include "gpusched/check/invariants.hpp"
-#include "gpusched/cluster/cluster.hpp"
-#include "gpusched/config.hpp"
-#include "gpusched/core/error.hpp"
-#include "gpusched/core/random.hpp"
-#include "gpusched/experiment/fgd_experiment.hpp"
-#include "gpusched/policy/context.hpp"
-#include "gpusched/policy/packing/first_fit.hpp"
-#include "gpusched/policy/packing/mig_aware.hpp"
-#include "gpusched/resource/mig_catalog.hpp"
-#include "gpusched/trace/openb.hpp"
-#include "gpusched/workload/ledger.hpp"
+#include <gpusched/check/invariants.hpp>
+#include <gpusched/cluster/cluster.hpp>
+#include <gpusched/config.hpp>
+#include <gpusched/core/error.hpp>
+#include <gpusched/core/random.hpp>
+#include <gpusched/policy/context.hpp>
+#include <gpusched/policy/packing/first_fit.hpp>
+#include <gpusched/policy/packing/mig_aware.hpp>
+#include <gpusched/resource/mig_catalog.hpp>
+#include <gpusched/trace/openb.hpp>
+#include <gpusched/workload/ledger.hpp>
+
+#include "fgd_experiment.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
@@ -286,7 +287,7 @@ class mig_experiment {
           std::optional<mig_choice> best;
           node_index best_node{};
           for (const node_index n : c.mig_nodes()) {
-            if (!host_fits(c, n, head)) continue;
+            if (!detail::host_fits(c, n, head)) continue;
             const auto k = n.value() * profiles + d.profile;
             if (stamp[k] != version[n.value()]) {
               choice[k] = gpu_choice(ctx, n, head.gpu, cfg.policy);
@@ -387,7 +388,8 @@ class mig_experiment {
     rest.memory = memory_mib{0};
     const auto mark = tx.mark();
     for (const node_index n : c.mig_nodes()) {
-      if (c.gpus(n).size() < static_cast<std::size_t>(k) || !host_fits(c, n, head)) continue;
+      if (c.gpus(n).size() < static_cast<std::size_t>(k) || !detail::host_fits(c, n, head))
+        continue;
       bool all = true;
       for (int t = 0; t < k && all; ++t) {
         auto a = policy == mig_policy_kind::first_fit

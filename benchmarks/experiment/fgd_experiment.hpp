@@ -30,12 +30,12 @@
 #include <utility>
 #include <vector>
 
-#include "gpusched/config.hpp"
-#include "gpusched/core/error.hpp"
-#include "gpusched/core/random.hpp"
-#include "gpusched/policy/packing/fgd.hpp"
-#include "gpusched/resource/gpu_model.hpp"
-#include "gpusched/trace/openb.hpp"
+#include <gpusched/config.hpp>
+#include <gpusched/core/error.hpp>
+#include <gpusched/core/random.hpp>
+#include <gpusched/policy/packing/fgd.hpp>
+#include <gpusched/resource/gpu_model.hpp>
+#include <gpusched/trace/openb.hpp>
 
 GPUSCHED_BEGIN_NAMESPACE
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include <gpusched/experiment/mig_experiment.hpp>
+#include "mig_experiment.hpp"
 
 namespace gs = gpusched;
 
