@@ -158,6 +158,45 @@ inline job_spec law_job(random_engine& g, const gpu_catalog& cat, unsigned id, s
   return j;
 }
 
+/// Runs up to `jobs` random jobs (ids from `first_id`) on `book` wherever first fit puts them,
+/// started 60 s .. 2 h before `now`: `law_job`s when `any_kind`, else 1..2 tasks of 1, 2, 4 or
+/// 8 whole GPUs (some elastic); random priority 0..3, tenant, preemptibility, checkpoints, and
+/// an expected duration for most (some already overdue).
+inline void law_running(random_engine& g, ledger& book, const gpu_catalog& cat, std::size_t jobs,
+                        sim_time now, bool any_kind, unsigned first_id = 1) {
+  static constexpr int sizes[] = {1, 2, 4, 8};
+  unsigned id = first_id;
+  for (std::size_t tries = 0; book.running().size() < jobs && tries < jobs * 4; ++tries) {
+    job_spec j;
+    if (any_kind) {
+      j = law_job(g, cat, id, sim_time{}, 2);
+    } else {
+      const int tasks = 1 + static_cast<int>(uniform_index(g, 2));
+      const int gpus = sizes[uniform_index(g, 4)];
+      const int min = tasks == 2 && uniform_index(g, 3) == 0 ? 1 : -1;
+      j = job_of(id,
+                 {group_of("w", request_of(gpu_demand::whole(gpu_count{gpus})), tasks, min)});
+    }
+    j.priority = static_cast<int>(uniform_index(g, 4));
+    j.tenant = tenant_id{static_cast<tenant_id::rep>(uniform_index(g, 3))};
+    j.preemptible = uniform_index(g, 5) != 0;
+    const auto age = seconds(static_cast<std::int64_t>(60 + uniform_index(g, 7200)));
+    const sim_time start = now - age;
+    j.submit = start;
+    if (uniform_index(g, 4) != 0) {
+      j.expected_duration = seconds(static_cast<std::int64_t>(60 + uniform_index(g, 14400)));
+    } else {
+      j.expected_duration.reset();
+    }
+    if (uniform_index(g, 4) != 0) {
+      j.checkpoint.last = start + seconds(static_cast<std::int64_t>(uniform_index(
+                                      g, static_cast<std::uint64_t>(age.count() / 1000))));
+    }
+    j.checkpoint.restore_cost = seconds(static_cast<std::int64_t>(uniform_index(g, 120)));
+    if (run_anywhere(book, j, start)) ++id;
+  }
+}
+
 // ---- oracles --------------------------------------------------------------------------------
 
 /// Empty when `a` grants exactly `r` on `c` (before `a` is applied): CPU and memory equal; no
