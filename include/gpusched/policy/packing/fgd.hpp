@@ -506,9 +506,10 @@ enum class fgd_policy_kind : std::uint8_t { random, dotprod, clustering, packing
 
 /// @brief One of the FGD paper's six policies as a `packing_policy`.
 ///
-/// `pack` scores every feasible node and takes the highest integer score, the lowest node on
-/// ties (Random: a uniform feasible node drawn from `ctx.rng()`); `fit` makes the policy's GPU
-/// choice on one node. MIG requests are left to `first_fit_packing` (these policies know no
+/// `pack` scores every feasible node in service (`cluster::available`) and takes the highest
+/// integer score, the lowest node on ties (Random: a uniform feasible node drawn from
+/// `ctx.rng()`); `fit` makes the policy's GPU choice on one node (none on a node out of
+/// service). MIG requests are left to `first_fit_packing` (these policies know no
 /// MIG). FGD needs a target workload (shared, immutable). Complexity of `pack`: O(nodes x GPUs)
 /// per request, O(nodes x GPUs^2 x |M|) for FGD; GpuClustering also scans the running tasks.
 template <fgd_policy_kind K>
@@ -541,6 +542,7 @@ class fgd_family_packing {
                                                    const task_request& r) const {
     const auto shape = fgd_pod_shape::of(r);
     if (!shape) return first_fit_packing{}.fit(ctx, n, r);
+    if (!ctx.state().available(n)) return std::nullopt;  // out of service: offers nothing
     fgd_node v = fgd_view(ctx.state(), n);
     if (!fgd_fits(v, *shape, r.memory.value())) return std::nullopt;
     return make(ctx, n, r, choose(ctx, v, *shape));
@@ -557,6 +559,7 @@ class fgd_family_packing {
     std::uint64_t ties = 0;
     std::optional<node_index> chosen;
     for (node_index n : c.nodes()) {
+      if (!c.available(n)) continue;  // out of service: offers nothing
       fgd_node v = fgd_view(c, n);
       if (!fgd_fits(v, *shape, r.memory.value())) continue;
       if constexpr (K == fgd_policy_kind::clustering) v.affinity = aff[n.value()];
