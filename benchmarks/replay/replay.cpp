@@ -343,60 +343,16 @@ struct composition {
   std::string label;
   gs::pipeline_config config;
 };
-/// What the by-name registry cannot make alone: the Gittins prior and the fabric.
-struct extras {
-  std::shared_ptr<const gs::gpu_time_prior> prior;     ///< enables ordering=2d-gittins
-  std::shared_ptr<const gs::topology_model> topology;  ///< used by placement=topology
-};
-/// The pipeline of `c`, and the service record the simulator must keep for it (null when no
-/// slot reads attained service). Attained-service orderings (las, las-time, srtf, srsf,
-/// 2d-gittins) and preemption=las|srtf|srsf share one record, fed by the simulator.
-struct built_pipeline {
-  gs::any_pipeline pipeline;
-  std::shared_ptr<gs::service_record> service;
-  /// placement=topology with a fabric: requeued gangs prefer their previous domain.
-  std::shared_ptr<gs::placement_memory> memory;
-};
-built_pipeline build_pipeline(const gs::pipeline_config& c, const extras& x) {
-  auto rec = std::make_shared<gs::service_record>();
-  bool uses_record = true;
-  auto ordering = [&]() -> gs::any_ordering_policy {
-    // Tiresias' two queues split at 3,600 GPU-seconds: las_ordering's and las_preemption's
-    // default thresholds.
-    if (c.ordering == "2d-gittins") {
-      if (!x.prior) throw usage_error{"ordering=2d-gittins needs --gittins-prior FILE"};
-      return gs::gittins_ordering(x.prior, rec);
-    }
-    if (c.ordering == "las") return gs::las_ordering(rec);
-    if (c.ordering == "las-time") {
-      return gs::las_ordering(rec, {3600.0}, gs::service_measure::time);
-    }
-    if (c.ordering == "srtf") return gs::srtf_ordering(rec);
-    if (c.ordering == "srsf") return gs::srtf_ordering(rec, true);
-    uses_record = false;
-    return gs::make_ordering_policy(c.ordering);
-  }();
-  std::shared_ptr<gs::placement_memory> memory;
-  auto placement = [&]() -> gs::any_placement_policy {
-    if (c.placement != "topology" || !x.topology) return gs::make_placement_policy(c.placement);
-    memory = std::make_shared<gs::placement_memory>();
-    gs::topology_aware_placement p(x.topology);
-    p.prefer_previous(memory);
-    return p;
-  }();
-  auto preemption = [&]() -> gs::any_preemption_policy {
-    if (c.preemption == "las") return gs::las_preemption(rec);
-    if (c.preemption == "srtf") return gs::srtf_preemption(rec);
-    if (c.preemption == "srsf") return gs::srtf_preemption(rec, true);
-    return gs::make_preemption_policy(c.preemption);
-  }();
-  uses_record |= c.preemption == "las" || c.preemption == "srtf" || c.preemption == "srsf";
-  return {gs::any_pipeline(std::move(ordering), gs::make_admission_policy(c.admission),
-                           gs::make_packing_policy(c.packing), std::move(placement),
-                           std::move(preemption)),
-          uses_record ? rec : nullptr, std::move(memory)};
+/// Every name resolves through the library's registry (`gs::policy_registry`); the Gittins
+/// prior and the fabric reach the factories as `gs::policy_inputs`, and the job history
+/// (attained service, last placements) through the pipeline, which the simulator feeds.
+void check_names(const gs::pipeline_config& c, const gs::policy_inputs& in) {
+  if (c.ordering == "2d-gittins" && !in.prior) {
+    throw usage_error{"ordering=2d-gittins needs --gittins-prior FILE"};
+  }
+  (void)gs::policy_registry{}.make_pipeline(c, in);  // unknown names fail here, before any run
 }
-composition parse_composition(std::string spec, const extras& x) {
+composition parse_composition(std::string spec, const gs::policy_inputs& x) {
   composition c;
   if (const auto colon = spec.find(':'); colon != std::string::npos) {
     c.label = trim(spec.substr(0, colon));
@@ -426,7 +382,7 @@ composition parse_composition(std::string spec, const extras& x) {
     auto_label += (auto_label.empty() ? "" : "/") + name;
   }
   if (c.label.empty()) c.label = auto_label.empty() ? "default" : auto_label;
-  (void)build_pipeline(c.config, x);  // unknown names fail here, before any run
+  check_names(c.config, x);
   return c;
 }
 
@@ -552,7 +508,7 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
         gs::sim_duration{static_cast<std::int64_t>(to_number("trigger", o.trigger) * 1000)};
   }
 
-  extras x;
+  gs::policy_inputs x;
   if (!o.gittins_prior.empty()) {
     x.prior =
         std::make_shared<const gs::gpu_time_prior>(gs::gpu_time_prior::load_csv(o.gittins_prior));
@@ -576,15 +532,16 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
   std::vector<gs::sim_summary> results;
   for (std::size_t ci = 0; ci < comps.size(); ++ci) {
     const auto& c = comps[ci];
-    auto built = build_pipeline(c.config, x);
-    gs::simulator<gs::any_pipeline> sim(base, std::move(built.pipeline), cfg);
-    sim.set_service_record(built.service);
-    sim.set_placement_memory(built.memory);
+    gs::replay_options ro;
+    ro.sim = cfg;
+    ro.inputs = x;
+    ro.tenant_names = tr.tenants;
     const auto wall0 = std::chrono::steady_clock::now();
+    std::size_t k = 0;  // jobs read (arrived) so far
     {
       auto last = wall0;
       std::uint64_t calls = 0;
-      sim.set_observer([&, total = tr.jobs.size()](gs::sim_time t, const gs::ledger& book) {
+      ro.observer = [&, total = tr.jobs.size()](gs::sim_time t, const gs::ledger& book) {
         // Every start of this event time (one cycle per event time): gang locality.
         for (const auto& r : book.running()) {
           if (r.start == t) {
@@ -596,28 +553,31 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
         if (now - last < std::chrono::seconds(1)) return;
         last = now;
         err << "\r[" << c.label << "] sim day " << static_cast<long>(gs::to_seconds(t) / 86400)
-            << ", " << sim.records().size() << "/" << total << " jobs arrived, "
-            << book.running().size() << " running   " << std::flush;
-      });
+            << ", " << k << "/" << total << " jobs arrived, " << book.running().size()
+            << " running   " << std::flush;
+      };
     }
-    std::size_t k = 0;
-    sim.run([&]() -> std::optional<gs::sim_job> {
-      if (k >= tr.jobs.size()) return std::nullopt;
-      const auto& r = tr.jobs[k++];
-      const auto spec = r.gpu_spec < allowed.size() ? allowed[r.gpu_spec] : gs::gpu_model_set{};
-      return gs::sim_job{gs::to_job_spec(r, conv, spec), r.duration};
-    });
+    const auto run = gs::replay(
+        base, {c.label, c.config},
+        [&]() -> std::optional<gs::sim_job> {
+          if (k >= tr.jobs.size()) return std::nullopt;
+          const auto& r = tr.jobs[k++];
+          const auto spec =
+              r.gpu_spec < allowed.size() ? allowed[r.gpu_spec] : gs::gpu_model_set{};
+          return gs::sim_job{gs::to_job_spec(r, conv, spec), r.duration};
+        },
+        ro);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     if (o.progress) {
-      err << "\r[" << c.label << "] done: " << sim.totals().events << " events in " << secs
+      err << "\r[" << c.label << "] done: " << run.totals.events << " events in " << secs
           << " s                    \n";
     }
-    results.push_back(gs::summarize(sim, tr.tenants, {}, c.label));
-    extra[ci].stopped_at_limit = sim.totals().stopped_at_limit;
+    results.push_back(run.summary);
+    extra[ci].stopped_at_limit = run.totals.stopped_at_limit;
     if (urgent > 0) {
       std::vector<double> waits;
-      for (const auto& r : sim.records()) {
+      for (const auto& r : run.records) {
         if (r.priority == o.urgent_priority && r.first_start) {
           waits.push_back(gs::to_seconds(*r.first_start - r.submit));
         }
@@ -630,8 +590,8 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
       std::filesystem::create_directories(dir);
       std::ostringstream a, b, d, e;
       gs::write_summary_json(a, results.back());
-      gs::write_jobs_csv(b, sim.records());
-      gs::write_samples_csv(d, sim.samples());
+      gs::write_jobs_csv(b, run.records);
+      gs::write_samples_csv(d, run.samples);
       gs::write_tenants_csv(e, results.back());
       write_file(dir / "summary.json", a.str());
       write_file(dir / "jobs.csv", b.str());

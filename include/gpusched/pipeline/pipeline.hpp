@@ -181,6 +181,12 @@ class pipeline {
   [[nodiscard]] Place& placement() noexcept { return place_; }
   [[nodiscard]] Preempt& preemption() noexcept { return preempt_; }
   [[nodiscard]] const pipeline_options& options() const noexcept { return options_; }
+  /// The jobs' history (attained service, last placements) the policies read through
+  /// `schedule_context::history()`. The driver of the cycles keeps it up to date: the simulator
+  /// does so by itself; a host scheduler credits each job's service when it stops and records
+  /// where it ran.
+  [[nodiscard]] const job_history& history() const noexcept { return history_; }
+  [[nodiscard]] job_history& history() noexcept { return history_; }
   /// Sets the non-policy options (growth). Takes effect from the next cycle.
   void set_options(pipeline_options o) noexcept { options_ = o; }
 
@@ -192,7 +198,7 @@ class pipeline {
   void release(ledger& book, job_id id, sim_time now, random_engine& rng) {
     if constexpr (incremental_ordering_policy<Order>) {
       if (const running_job* r = book.find(id)) {
-        const schedule_context ctx(book, now, rng);
+        const schedule_context ctx(book, now, rng, &history_);
         order_.on_released(ctx, r->spec, r->tasks);
       }
     }
@@ -213,7 +219,7 @@ class pipeline {
     out.decisions.clear();
     out.grown.clear();
     check_ids(book, pending);
-    const schedule_context ctx(book, now, rng);
+    const schedule_context ctx(book, now, rng, &history_);
     if constexpr (declares_hook<Admit, hook::begin_cycle>) admit_.begin_cycle(ctx);
     if constexpr (declares_hook<Preempt, hook::begin_cycle>) preempt_.begin_cycle(ctx);
 
@@ -611,6 +617,7 @@ class pipeline {
   std::vector<job_id> grow_sized_;  // admitted or shrunk in this cycle: not grown
   std::vector<task_allocation> grow_added_;
   pipeline_options options_{};
+  job_history history_{};
 };
 
 struct pipeline_config;  // pipeline/registry.hpp: names for each slot (make_pipeline(config))

@@ -48,15 +48,20 @@
 #include "gpusched/policy/placement/topology_aware.hpp"
 #include "gpusched/policy/preemption/checkpoint_aware.hpp"
 #include "gpusched/policy/preemption/kube_default.hpp"
+#include "gpusched/policy/preemption/las.hpp"
 #include "gpusched/policy/preemption/priority.hpp"
 #include "gpusched/topology/fabric.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
-/// @brief Configuration some factories use (all optional): the cluster's topology model
-/// (`topology` packing and placement: without one, fewest nodes and best fit only).
+/// @brief Configuration some factories use (all optional). History (attained service, last
+/// placements) is not configuration: policies read it from the context.
 struct policy_inputs {
+  /// The cluster's topology model: `placement=topology` uses it (and then prefers a requeued
+  /// job's previous domain); without one, fewest nodes and best fit only.
   std::shared_ptr<const topology_model> topology{};
+  /// The GPU-time distribution `ordering=2d-gittins` needs (e.g. Tiresias' yarn prior).
+  std::shared_ptr<const gpu_time_prior> prior{};
 };
 
 /// One row of a built-in table: a name, a one-line summary and a factory
@@ -96,14 +101,21 @@ template <class Tag>
         builtin_entry{"las", "Tiresias 2D-LAS: queues over attained GPU-time (split 3,600 GPU-s)",
                       [](in) { return las_ordering{}; }},
         builtin_entry{"las-time", "1D LAS over executed time (split 3,600 s)",
-                      [](in) {
-                        return las_ordering{std::make_shared<service_record>(), {3600.0},
-                                            service_measure::time};
+                      [](in) { return las_ordering{{3600.0}, service_measure::time}; }},
+        builtin_entry{"2d-gittins",
+                      "Tiresias 2D-Gittins: LAS queues, Gittins index inside (needs a prior)",
+                      [](in i) {
+                        if (!i.prior) {
+                          throw invalid_value_error(
+                              error_id::invalid_value, "policy registry", "ordering",
+                              "2d-gittins", "needs a GPU-time prior (policy_inputs::prior)");
+                        }
+                        return gittins_ordering{i.prior};
                       }},
         builtin_entry{"srtf", "shortest remaining time first (oracle: known durations)",
                       [](in) { return srtf_ordering{}; }},
         builtin_entry{"srsf", "shortest remaining service (time x GPUs) first (oracle)",
-                      [](in) { return srtf_ordering{std::make_shared<service_record>(), true}; }},
+                      [](in) { return srtf_ordering{true}; }},
         builtin_entry{"themis", "Themis finish-time fairness",
                       [](in) { return finish_time_fairness_ordering{}; }},
         // Slurm multifactor: classic fair share 2^(-U/S) on its own decayed usage (half-life 7
@@ -138,8 +150,12 @@ template <class Tag>
     return std::tuple{
         builtin_entry{"first-fit", "first node and GPUs that fit",
                       [](in) { return first_fit_packing{}; }},
-        builtin_entry{"topology", "topology-aware: NVLink-close GPUs, fabric-close nodes",
-                      [](in i) { return topology_packing(detail::topology_or_empty(i)); }},
+        // Without the inputs' fabric, as the replay tool has always built it (passing the
+        // fabric would change the published topology-gangs table; see the changelog note).
+        builtin_entry{"topology", "topology-aware: NVLink-close GPUs within a node",
+                      [](in) {
+                        return topology_packing(std::make_shared<const topology_model>());
+                      }},
         builtin_entry{"mig-aware", "MIG slots that keep the largest profiles placeable",
                       [](in) { return mig_aware_packing{}; }},
         builtin_entry{"best-fit", "the node with the least room left after the task",
@@ -165,7 +181,9 @@ template <class Tag>
         // without a topology model: fewest nodes, best fit
         builtin_entry{"topology", "topology-aware: NVLink, NVSwitch, leaf/spine distance",
                       [](in i) {
-                        return topology_aware_placement(detail::topology_or_empty(i));
+                        topology_aware_placement p(detail::topology_or_empty(i));
+                        if (i.topology) p.prefer_previous();  // requeued gangs go back
+                        return p;
                       }}};
   } else {
     static_assert(std::same_as<Tag, preemption_tag>, "builtin_policies: not a family tag");
@@ -177,6 +195,12 @@ template <class Tag>
                       [](in) { return checkpoint_aware_preemption{}; }},
         builtin_entry{"kube-default", "kube-scheduler's default preemption",
                       [](in) { return kube_default_preemption{}; }},
+        builtin_entry{"las", "Tiresias: higher attained-service queues preempt lower ones",
+                      [](in) { return las_preemption{}; }},
+        builtin_entry{"srtf", "preemptive shortest remaining time (oracle)",
+                      [](in) { return srtf_preemption{}; }},
+        builtin_entry{"srsf", "preemptive shortest remaining service (oracle)",
+                      [](in) { return srtf_preemption{true}; }},
         // "lowest priority, most recent start": exactly `priority_preemption`'s rule
         builtin_entry{"lowest-priority-newest", "alias of priority",
                       [](in) { return priority_preemption{}; }}};

@@ -209,17 +209,12 @@ class simulator {
     }
     push(t, ev_gpu_failure, g.value(), injected);
   }
-  /// Keeps `r` up to date with attained service, for orderings and preemption policies that
-  /// read it (`las_ordering`, `gittins_ordering`, `srtf_ordering`, `las_preemption`; give
-  /// them the same record): when a job stops running (preempted, failed) it is credited
-  /// `held GPUs x seconds held` and the seconds held; a finished job is erased. A running
-  /// job's current stint is not in the record (its holder can add `milli_gpus() x (now -
-  /// start)`, as `las_preemption` does). Null: no record (the default).
-  void set_service_record(std::shared_ptr<service_record> r) { service_ = std::move(r); }
-  /// Keeps `m` up to date with each job's last placement (recorded at start and resize,
-  /// forgotten when the job finishes), for placements that send a requeued job back to its
-  /// previous topology domain (`topology_aware_placement::prefer_previous`).
-  void set_placement_memory(std::shared_ptr<placement_memory> m) { memory_ = std::move(m); }
+  // The job history (`job_history`: attained service, last placements) lives in the pipeline
+  // (`pipeline::history()`), where every policy reads it through the context; the simulator
+  // keeps it up to date: when a job stops running (preempted, failed) it is credited `held GPUs
+  // x seconds held` and the seconds held; its placement is recorded at start and resize; a
+  // finished job is forgotten. A running job's current stint is not in the record (readers add
+  // `milli_gpus() x (now - start)`, as `las_preemption` does).
   // Note on the service record: a run's service is added when the run ends (preemption,
   // failure); an elastic resize does not end it, so the record never counts a stint twice.
   // While a job runs, readers add `milli_gpus() x (now - start)` at its current size.
@@ -472,8 +467,7 @@ class simulator {
         auto& r = records_[e.job];
         stop_allocation(e.job);
         tenant_demand_[s.tenant_slot] -= r.gpus_milli;
-        if (service_) service_->erase(s.spec.id);
-        if (memory_) memory_->forget(s.spec.id);
+        if (job_history* h = history()) h->forget(s.spec.id);
         release(s.spec.id);
         s.st = status::done;
         r.outcome = job_outcome::finished;
@@ -606,9 +600,9 @@ class simulator {
       ++r.preemptions;
       ++totals_.preemptions;
     }
-    if (service_) {
+    if (job_history* h = history()) {
       // the whole run since its start, across resizes: GPU-seconds at each size, wall time once
-      service_->add(s.spec.id,
+      h->service.add(s.spec.id,
                     s.stint_gpu_s + static_cast<double>(s.held_milli) / 1000.0 *
                                         to_seconds(now_ - s.alloc_start),
                     now_ - s.stint_start);
@@ -668,7 +662,7 @@ class simulator {
     s.alloc_start = now_;
     s.previous.clear();
     for (const auto& t : rj->tasks) s.previous.push_back(t.node);
-    if (memory_) memory_->remember(s.spec.id, s.previous);
+    if (job_history* h = history()) h->placement.remember(s.spec.id, s.previous);
     s.rate_num = 1;
     s.rate_den = 1;
     if (r.gpus_milli > 0 && held > 0 && held < r.gpus_milli) {
@@ -710,7 +704,7 @@ class simulator {
     tenant_held_[s.tenant_slot] += held;
     s.previous.clear();
     for (const auto& t : d.placement) s.previous.push_back(t.node);
-    if (memory_) memory_->remember(s.spec.id, s.previous);
+    if (job_history* h = history()) h->placement.remember(s.spec.id, s.previous);
     s.alloc_start = now_;
     s.stint_start = now_;
     s.stint_gpu_s = 0;
@@ -775,7 +769,7 @@ class simulator {
         state_[i].st = status::done;
         records_[i].outcome = job_outcome::rejected;
         tenant_demand_[state_[i].tenant_slot] -= records_[i].gpus_milli;
-        if (memory_) memory_->forget(state_[i].spec.id);
+        if (job_history* h = history()) h->placement.forget(state_[i].spec.id);
         state_[i].previous = {};
         state_[i].spec = job_spec{};
       }
@@ -811,9 +805,15 @@ class simulator {
   P pipe_;
   sim_config cfg_;
   random_engine rng_, fail_rng_, gpu_fail_rng_;
+  /// The pipeline's job history, or null for a scheduler without one.
+  job_history* history() noexcept {
+    if constexpr (requires { pipe_.history(); }) {
+      return &pipe_.history();
+    } else {
+      return nullptr;
+    }
+  }
   observer observer_;
-  std::shared_ptr<service_record> service_;
-  std::shared_ptr<placement_memory> memory_;
   job_source source_;
   std::priority_queue<event, std::vector<event>, later> events_;
   std::uint64_t seq_ = 0;

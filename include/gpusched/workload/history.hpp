@@ -5,13 +5,14 @@
 /// - `service_record`: the service each job has received (GPU-seconds and executed time), read
 ///   by the attained-service orderings and preemptions (`las_ordering`, `gittins_ordering`,
 ///   `srtf_ordering`, `finish_time_fairness_ordering`, `las_preemption`, `srtf_preemption`);
-///   the simulator feeds it (`simulator::set_service_record`).
+///   the simulator feeds it (through `job_history`).
 /// - `placement_memory`: where each job last ran, so that a placement policy can send a job that
 ///   lost its resources (a node failure, a preemption) back to the same topology domain, where
-///   its data, caches and network neighbours are. The simulator keeps one up to date
-///   (`simulator::set_placement_memory`); `topology_aware_placement::prefer_previous` reads it.
-/// No global state: share one object between its writer and its readers through a
-/// `std::shared_ptr`.
+///   its data, caches and network neighbours are. The simulator keeps it up to date (through
+///   `job_history`); `topology_aware_placement::prefer_previous` reads it.
+/// - `job_history`: both, as one value. A pipeline owns one (`pipeline::history()`), the
+///   simulator (or a host scheduler) feeds it, and every policy reads it through
+///   `schedule_context::history()`: no wiring between the writer and the readers.
 #pragma once
 
 #include <cmath>  // std::isfinite
@@ -113,5 +114,24 @@ inline std::vector<double> checked_thresholds(std::vector<double> t) {
   return t;
 }
 }  // namespace detail
+
+/// @brief What the driver of the cycles records about jobs across cycles: attained service and
+/// last placements. A pipeline owns one (`pipeline::history()`); the simulator feeds it; policies
+/// read it through `schedule_context::history()`. A value: copy it to fork a run.
+struct job_history {
+  service_record service;
+  placement_memory placement;
+  /// Forgets `j` everywhere (a finished job). O(1) expected.
+  void forget(job_id j) {
+    service.erase(j);
+    placement.forget(j);
+  }
+};
+
+/// An empty history, for readers given none. Immutable: no state is shared through it.
+[[nodiscard]] inline const job_history& empty_job_history() noexcept {
+  static const job_history none{};
+  return none;
+}
 
 GPUSCHED_END_NAMESPACE

@@ -33,6 +33,7 @@ struct same_state_as_default_pipeline {
   std::vector<gs::job_id> grow_sized;
   std::vector<gs::task_allocation> grow_added;
   gs::pipeline_options options;
+  gs::job_history history;  // what the policies read through the context
 };
 static_assert(sizeof(gs::default_pipeline) == sizeof(same_state_as_default_pipeline));
 

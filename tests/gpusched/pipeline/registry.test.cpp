@@ -139,12 +139,22 @@ gs::pipeline_config config_with(std::string_view name) {
   return c;
 }
 
+/// What the factories get: a GPU-time prior (for 2d-gittins).
+gs::policy_inputs test_inputs() {
+  gs::policy_inputs in;
+  in.prior = std::make_shared<const gs::gpu_time_prior>(
+      std::vector<double>{30, 120, 600, 3600, 7200, 36000, 86400});
+  return in;
+}
+
 /// Every built-in policy of family `Tag`: static vs erased, others at their defaults.
 template <class Tag>
 void every_builtin(std::uint64_t seed, long cycles) {
+  const auto in = test_inputs();
   for (const auto name : gs::builtin_names<Tag>()) {
-    const auto ran = gs::with_builtin_policy<Tag>(name, {}, [&](auto policy) {
-      lockstep(gs::make_pipeline(policy), gs::make_pipeline(config_with<Tag>(name)), seed, cycles,
+    const auto ran = gs::with_builtin_policy<Tag>(name, in, [&](auto policy) {
+      lockstep(gs::make_pipeline(policy), gs::make_pipeline(config_with<Tag>(name), in), seed,
+               cycles,
                std::string(gs::family_name<Tag>()) + "=" + std::string(name));
       return true;
     });

@@ -61,10 +61,11 @@ struct counting_probe {
 };
 
 /// 2D-LAS as Tiresias runs it: LAS order and LAS-queue preemption over one shared record.
-gs::any_pipeline tiresias_las(const std::shared_ptr<gs::service_record>& rec) {
-  return gs::any_pipeline(gs::las_ordering(rec), gs::make_admission_policy("gang"),
+/// (Both read attained service from the pipeline's job history, which the simulator feeds.)
+gs::any_pipeline tiresias_las() {
+  return gs::any_pipeline(gs::las_ordering(), gs::make_admission_policy("gang"),
                           gs::make_packing_policy("first-fit"),
-                          gs::make_placement_policy("first-fit"), gs::las_preemption(rec));
+                          gs::make_placement_policy("first-fit"), gs::las_preemption());
 }
 }  // namespace
 
@@ -72,9 +73,8 @@ TEST_SUITE("sim/las_preemption") {
   TEST_CASE("the simulator credits a preempted job with the GPU-seconds it held") {
     // Job 1 (4 GPUs) runs from 0; urgent job 2 takes the node at t=10 (priority preemption).
     std::vector<gs::sim_job> jobs{las_job(1, 0, 100, 4), las_job(2, 10, 5, 4, 1)};
-    auto rec = std::make_shared<gs::service_record>();
     gs::simulator sim(one_node());
-    sim.set_service_record(rec);
+    const gs::service_record* rec = &sim.pipeline().history().service;
     double at10 = -1;
     gs::sim_duration exec10{-1};
     sim.set_observer([&](gs::sim_time t, const gs::ledger&) {
@@ -93,12 +93,10 @@ TEST_SUITE("sim/las_preemption") {
   TEST_CASE("a job demoted past 3600 GPU-seconds gives way to a newcomer under 2D-LAS") {
     // Job 1: 4 GPUs x 2000 s, demoted at t=900 (3600 GPU-s). Job 2 arrives at t=1000.
     std::vector<gs::sim_job> jobs{las_job(1, 0, 2000, 4), las_job(2, 1000, 100, 4)};
-    auto rec = std::make_shared<gs::service_record>();
     gs::sim_config cfg;
     cfg.preemption_saves_progress = true;  // Tiresias' assumption
     cfg.check_invariants = true;
-    gs::simulator<gs::any_pipeline> sim(one_node(), tiresias_las(rec), cfg);
-    sim.set_service_record(rec);
+    gs::simulator<gs::any_pipeline> sim(one_node(), tiresias_las(), cfg);
     sim.run(gs::source_from(jobs));
     CHECK(start_of(sim.records()[1]) == 1000);
     CHECK(finish_of(sim.records()[1]) == 1100);
@@ -109,9 +107,7 @@ TEST_SUITE("sim/las_preemption") {
   TEST_CASE("a running job still in the first queue is not preempted by a newcomer") {
     // At t=500 job 1 has 2000 GPU-s: same queue as the newcomer, which waits.
     std::vector<gs::sim_job> jobs{las_job(1, 0, 2000, 4), las_job(2, 500, 100, 4)};
-    auto rec = std::make_shared<gs::service_record>();
-    gs::simulator<gs::any_pipeline> sim(one_node(), tiresias_las(rec));
-    sim.set_service_record(rec);
+    gs::simulator<gs::any_pipeline> sim(one_node(), tiresias_las());
     sim.run(gs::source_from(jobs));
     CHECK(sim.records()[0].preemptions == 0);
     CHECK(start_of(sim.records()[1]) == 2000);
@@ -166,13 +162,11 @@ TEST_SUITE("sim/las_preemption") {
         const int gpus = 1 << gs::uniform_index(g, 3);
         jobs.push_back(las_job(i, t, 10.0 + static_cast<double>(gs::uniform_index(g, 3000)), gpus));
       }
-      auto rec = std::make_shared<gs::service_record>();
       gs::sim_config cfg;
       cfg.check_invariants = true;  // throws on a violation after any event
       cfg.preemption_saves_progress = gs::uniform_index(g, 2) == 0;
       cfg.seed = seed;
-      gs::simulator<gs::any_pipeline> sim(one_node(4, 3), tiresias_las(rec), cfg);
-      sim.set_service_record(rec);
+      gs::simulator<gs::any_pipeline> sim(one_node(4, 3), tiresias_las(), cfg);
       sim.run(gs::source_from(jobs));
       std::size_t finished = 0;
       for (const auto& r : sim.records()) finished += r.outcome == gs::job_outcome::finished;
@@ -192,17 +186,15 @@ TEST_SUITE("sim/las_preemption") {
     std::vector<gs::sim_job> jobs{with_estimate(las_job(1, 0, 1000, 4)),
                                   with_estimate(las_job(2, 100, 50, 4)),
                                   with_estimate(las_job(3, 200, 900, 4))};
-    auto rec = std::make_shared<gs::service_record>();
     gs::sim_config cfg;
     cfg.preemption_saves_progress = true;
     cfg.check_invariants = true;
     gs::simulator<gs::any_pipeline> sim(
         one_node(),
-        gs::any_pipeline(gs::srtf_ordering(rec, true), gs::make_admission_policy("gang"),
+        gs::any_pipeline(gs::srtf_ordering(true), gs::make_admission_policy("gang"),
                          gs::make_packing_policy("first-fit"),
-                         gs::make_placement_policy("first-fit"), gs::srtf_preemption(rec, true)),
+                         gs::make_placement_policy("first-fit"), gs::srtf_preemption(true)),
         cfg);
-    sim.set_service_record(rec);
     sim.run(gs::source_from(jobs));
     CHECK(start_of(sim.records()[1]) == 100);
     CHECK(finish_of(sim.records()[1]) == 150);

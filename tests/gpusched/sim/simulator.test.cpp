@@ -223,9 +223,8 @@ TEST_SUITE("sim/simulator") {
       jobs[1].spec.preemptible = false;
       jobs[1].work = gs::seconds(100);  // still running at t=60
       jobs.push_back(job(3, 60, 10, 4, 10));
-      auto rec = std::make_shared<gs::service_record>();
       gs::simulator sim(small_cluster(1, 8), gs::make_pipeline(gs::checkpoint_aware_preemption{}));
-      sim.set_service_record(rec);
+      const gs::service_record* rec = &sim.pipeline().history().service;
       double at60 = -1;
       gs::sim_duration exec60{-1};
       sim.set_observer([&](gs::sim_time t, const gs::ledger&) {
@@ -316,9 +315,8 @@ TEST_SUITE("sim/simulator") {
   TEST_CASE("the simulator keeps a placement memory: last nodes while a job runs or waits") {
     // Jobs 1 and 3 fill the two nodes; urgent job 2 preempts one at t=50, which then resumes.
     std::vector<gs::sim_job> jobs{job(1, 0, 100, 4), job(3, 0, 100, 4), job(2, 50, 20, 4, 5)};
-    auto memory = std::make_shared<gs::placement_memory>();
     gs::simulator sim(small_cluster(), gs::default_pipeline{});
-    sim.set_placement_memory(memory);
+    const gs::placement_memory* memory = &sim.pipeline().history().placement;
     std::size_t checked = 0;
     sim.set_observer([&](gs::sim_time, const gs::ledger& book) {
       for (const gs::job_id id : {gs::job_id{1}, gs::job_id{2}, gs::job_id{3}}) {

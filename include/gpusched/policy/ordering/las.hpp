@@ -12,9 +12,9 @@
 /// - `srtf_ordering`: shortest remaining time first (`expected_duration - executed`), or
 ///   shortest remaining service (x GPUs: SRSF) - oracles needing known durations.
 ///
-/// Attained service comes from a `service_record` (`workload/history.hpp`) the caller
-/// (simulator) keeps up to date; the orderings hold it by `shared_ptr<const>`, so copies of a
-/// policy share one record.
+/// Attained service comes from the context's job history (`schedule_context::history()`),
+/// which the pipeline owns and the simulator feeds; a policy built with an explicit
+/// `service_record` reads that one instead (for calling a policy outside a pipeline).
 #pragma once
 
 #include <algorithm>  // std::sort, std::upper_bound, std::is_sorted
@@ -160,48 +160,62 @@ enum class service_measure : std::uint8_t {
 class las_ordering {
  public:
   using policy_category = ordering_tag;
-  /// Tiresias' default: two queues split at 3,600 GPU-seconds.
-  las_ordering() : las_ordering(std::make_shared<service_record>()) {}
+  /// Tiresias' default: two queues split at 3,600 GPU-seconds; attained service from the
+  /// context's history (`schedule_context::history()`, fed by the simulator).
+  las_ordering() = default;
+  /// @throws invalid_value_error (field `thresholds`) unless positive and strictly increasing.
+  explicit las_ordering(std::vector<double> thresholds,
+                        service_measure m = service_measure::gpu_time)
+      : thresholds_(detail::checked_thresholds(std::move(thresholds))), measure_(m) {}
+  /// With an explicit record, read instead of the context's history (null: the context's).
   /// @throws invalid_value_error (field `thresholds`) unless positive and strictly increasing.
   explicit las_ordering(std::shared_ptr<const service_record> record,
                         std::vector<double> thresholds = {3600.0},
                         service_measure m = service_measure::gpu_time)
       : record_(std::move(record)),
         thresholds_(detail::checked_thresholds(std::move(thresholds))),
-        measure_(m) {
-    GPUSCHED_EXPECTS(record_ != nullptr);
-  }
+        measure_(m) {}
   [[nodiscard]] std::string_view name() const noexcept {
     return measure_ == service_measure::gpu_time ? "las" : "las-time";
   }
   [[nodiscard]] std::span<const double> thresholds() const noexcept { return thresholds_; }
-  /// Attained service of `j` in this ordering's measure.
+  /// The record read in `ctx`: the explicit one, else the context's history.
+  [[nodiscard]] const service_record& record(const schedule_context& ctx) const noexcept {
+    return record_ ? *record_ : ctx.history().service;
+  }
+  /// Attained service of `j` in this ordering's measure, in `rec`.
+  [[nodiscard]] double attained(const service_record& rec, const job_spec& j) const {
+    return measure_ == service_measure::gpu_time ? rec.gpu_seconds(j.id)
+                                                 : to_seconds(rec.executed(j.id));
+  }
+  /// Attained service of `j` in the explicit record (none: 0).
   [[nodiscard]] double attained(const job_spec& j) const {
-    return measure_ == service_measure::gpu_time ? record_->gpu_seconds(j.id)
-                                                 : to_seconds(record_->executed(j.id));
+    return attained(record_ ? *record_ : empty_job_history().service, j);
   }
   /// The queue of a job with attained service `a`: the number of thresholds <= a.
   [[nodiscard]] std::size_t queue_of(double a) const noexcept {
     return static_cast<std::size_t>(std::upper_bound(thresholds_.begin(), thresholds_.end(), a) -
                                     thresholds_.begin());
   }
-  [[nodiscard]] bool before(const schedule_context& /*ctx*/, const job_spec& a,
+  [[nodiscard]] bool before(const schedule_context& ctx, const job_spec& a,
                             const job_spec& b) const {
-    return key(a) < key(b);
+    const service_record& rec = record(ctx);
+    return key(rec, a) < key(rec, b);
   }
   /// Sorts by `before`, computing each job's key once. O(n log n).
-  void order(const schedule_context& /*ctx*/, std::span<const job_spec*> jobs) {
-    detail::sort_by_key(jobs, buf_, [&](const job_spec& j) { return key(j); });
+  void order(const schedule_context& ctx, std::span<const job_spec*> jobs) {
+    const service_record& rec = record(ctx);
+    detail::sort_by_key(jobs, buf_, [&](const job_spec& j) { return key(rec, j); });
   }
 
  private:
   using key_type = std::tuple<std::size_t, sim_duration::rep, job_id::rep>;
-  [[nodiscard]] key_type key(const job_spec& j) const {
-    return {queue_of(attained(j)), j.submit.time_since_epoch().count(), j.id.value()};
+  [[nodiscard]] key_type key(const service_record& rec, const job_spec& j) const {
+    return {queue_of(attained(rec, j)), j.submit.time_since_epoch().count(), j.id.value()};
   }
   std::shared_ptr<const service_record> record_;
-  std::vector<double> thresholds_;
-  service_measure measure_;
+  std::vector<double> thresholds_{3600.0};
+  service_measure measure_ = service_measure::gpu_time;
   std::vector<std::pair<key_type, const job_spec*>> buf_;
 };
 
@@ -210,6 +224,12 @@ class las_ordering {
 class gittins_ordering {
  public:
   using policy_category = ordering_tag;
+  /// Attained service from the context's history. @throws invalid_value_error (field
+  /// `thresholds`) as `las_ordering`.
+  explicit gittins_ordering(std::shared_ptr<const gpu_time_prior> prior,
+                            std::vector<double> thresholds = {3600.0})
+      : gittins_ordering(std::move(prior), nullptr, std::move(thresholds)) {}
+  /// With an explicit record (null: the context's history).
   /// @throws invalid_value_error (field `thresholds`) as `las_ordering`.
   gittins_ordering(std::shared_ptr<const gpu_time_prior> prior,
                    std::shared_ptr<const service_record> record,
@@ -219,28 +239,36 @@ class gittins_ordering {
     GPUSCHED_EXPECTS(prior_ != nullptr && prior_->size() > 0);
   }
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "gittins"; }
-  /// The index of `j` at its attained service, with the quantum up to the next threshold.
-  [[nodiscard]] double index(const job_spec& j) const {
-    const double a = las_.attained(j);
+  /// The index of `j` at its attained service in the explicit record, with the quantum up to
+  /// the next threshold.
+  [[nodiscard]] double index(const job_spec& j) const { return index(las_.attained(j)); }
+  /// The index of `j` at its attained service in `ctx`.
+  [[nodiscard]] double index(const schedule_context& ctx, const job_spec& j) const {
+    return index(las_.attained(las_.record(ctx), j));
+  }
+  /// The index at attained service `a`.
+  [[nodiscard]] double index(double a) const {
     const auto q = las_.queue_of(a);
     const auto t = las_.thresholds();
     const double delta = q < t.size() ? t[q] - a : std::numeric_limits<double>::infinity();
     return prior_->gittins_index(a, delta);
   }
-  [[nodiscard]] bool before(const schedule_context& /*ctx*/, const job_spec& a,
+  [[nodiscard]] bool before(const schedule_context& ctx, const job_spec& a,
                             const job_spec& b) const {
-    return key(a) < key(b);
+    const service_record& rec = las_.record(ctx);
+    return key(rec, a) < key(rec, b);
   }
   /// Sorts by `before`, computing each job's index once. O(n (log n + log samples)).
-  void order(const schedule_context& /*ctx*/, std::span<const job_spec*> jobs) {
-    detail::sort_by_key(jobs, buf_, [&](const job_spec& j) { return key(j); });
+  void order(const schedule_context& ctx, std::span<const job_spec*> jobs) {
+    const service_record& rec = las_.record(ctx);
+    detail::sort_by_key(jobs, buf_, [&](const job_spec& j) { return key(rec, j); });
   }
 
  private:
   using key_type = std::tuple<std::size_t, double, sim_duration::rep, job_id::rep>;
-  [[nodiscard]] key_type key(const job_spec& j) const {
-    return {las_.queue_of(las_.attained(j)), -index(j), j.submit.time_since_epoch().count(),
-            j.id.value()};
+  [[nodiscard]] key_type key(const service_record& rec, const job_spec& j) const {
+    const double a = las_.attained(rec, j);
+    return {las_.queue_of(a), -index(a), j.submit.time_since_epoch().count(), j.id.value()};
   }
   std::shared_ptr<const gpu_time_prior> prior_;
   las_ordering las_;
@@ -253,34 +281,45 @@ class gittins_ordering {
 class srtf_ordering {
  public:
   using policy_category = ordering_tag;
-  srtf_ordering() : srtf_ordering(std::make_shared<service_record>()) {}
+  /// Executed time from the context's history.
+  srtf_ordering() = default;
+  /// SRSF (`by_gpus`) or SRTF, executed time from the context's history.
+  explicit srtf_ordering(bool by_gpus) : by_gpus_(by_gpus) {}
+  /// With an explicit record (null: the context's history).
   explicit srtf_ordering(std::shared_ptr<const service_record> record, bool by_gpus = false)
-      : record_(std::move(record)), by_gpus_(by_gpus) {
-    GPUSCHED_EXPECTS(record_ != nullptr);
-  }
+      : record_(std::move(record)), by_gpus_(by_gpus) {}
   [[nodiscard]] std::string_view name() const noexcept { return by_gpus_ ? "srsf" : "srtf"; }
-  /// Remaining seconds (x GPUs for SRSF); infinity when the duration is unknown.
-  [[nodiscard]] double remaining(const job_spec& j) const {
+  /// Remaining seconds (x GPUs for SRSF) by `rec`; infinity when the duration is unknown.
+  [[nodiscard]] double remaining(const service_record& rec, const job_spec& j) const {
     if (!j.expected_duration) return std::numeric_limits<double>::infinity();
-    const double left = std::max(0.0, to_seconds(*j.expected_duration - record_->executed(j.id)));
+    const double left = std::max(0.0, to_seconds(*j.expected_duration - rec.executed(j.id)));
     return by_gpus_ ? left * static_cast<double>(j.milli_gpus()) / 1000.0 : left;
   }
-  [[nodiscard]] bool before(const schedule_context& /*ctx*/, const job_spec& a,
+  /// As above, by the explicit record (none: nothing executed).
+  [[nodiscard]] double remaining(const job_spec& j) const {
+    return remaining(record_ ? *record_ : empty_job_history().service, j);
+  }
+  [[nodiscard]] bool before(const schedule_context& ctx, const job_spec& a,
                             const job_spec& b) const {
-    return key(a) < key(b);
+    const service_record& rec = record(ctx);
+    return key(rec, a) < key(rec, b);
   }
   /// Sorts by `before`, computing each job's remaining time once. O(n log n).
-  void order(const schedule_context& /*ctx*/, std::span<const job_spec*> jobs) {
-    detail::sort_by_key(jobs, buf_, [&](const job_spec& j) { return key(j); });
+  void order(const schedule_context& ctx, std::span<const job_spec*> jobs) {
+    const service_record& rec = record(ctx);
+    detail::sort_by_key(jobs, buf_, [&](const job_spec& j) { return key(rec, j); });
   }
 
  private:
+  [[nodiscard]] const service_record& record(const schedule_context& ctx) const noexcept {
+    return record_ ? *record_ : ctx.history().service;
+  }
   using key_type = std::tuple<double, sim_duration::rep, job_id::rep>;
-  [[nodiscard]] key_type key(const job_spec& j) const {
-    return {remaining(j), j.submit.time_since_epoch().count(), j.id.value()};
+  [[nodiscard]] key_type key(const service_record& rec, const job_spec& j) const {
+    return {remaining(rec, j), j.submit.time_since_epoch().count(), j.id.value()};
   }
   std::shared_ptr<const service_record> record_;
-  bool by_gpus_;
+  bool by_gpus_ = false;
   std::vector<std::pair<key_type, const job_spec*>> buf_;
 };
 

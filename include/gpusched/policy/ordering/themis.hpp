@@ -31,12 +31,11 @@ GPUSCHED_BEGIN_NAMESPACE
 class finish_time_fairness_ordering {
  public:
   using policy_category = ordering_tag;
-  finish_time_fairness_ordering()
-      : finish_time_fairness_ordering(std::make_shared<service_record>()) {}
+  /// Executed time from the context's history (`schedule_context::history()`).
+  finish_time_fairness_ordering() = default;
+  /// With an explicit record (null: the context's history).
   explicit finish_time_fairness_ordering(std::shared_ptr<const service_record> record)
-      : record_(std::move(record)) {
-    GPUSCHED_EXPECTS(record_ != nullptr);
-  }
+      : record_(std::move(record)) {}
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "themis"; }
 
   /// rho of `j` with `contenders` tenants sharing the cluster; -infinity when unknown.
@@ -48,7 +47,7 @@ class finish_time_fairness_ordering {
       return -std::numeric_limits<double>::infinity();
     }
     const double dur = std::max(to_seconds(*j.expected_duration), 1e-3);
-    const double remaining = std::max(0.0, dur - to_seconds(record_->executed(j.id)));
+    const double remaining = std::max(0.0, dur - to_seconds((record_ ? *record_ : ctx.history().service).executed(j.id)));
     const double waited = std::max(0.0, to_seconds(ctx.now() - j.submit));
     const double fair = total / static_cast<double>(contenders);
     const double isolated = dur * std::max(1.0, gpus / fair);

@@ -103,11 +103,16 @@ class topology_aware_placement {
   }
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "topology"; }
 
-  /// Prefer, for a job that ran before, the domains closest to its last placement in `memory`
-  /// (see the file documentation, step 2). Null: no preference.
+  /// Prefer, for a job that ran before, the domains closest to its last placement in the
+  /// context's job history (`schedule_context::history().placement`, kept by the simulator;
+  /// see the file documentation, step 2). Off by default.
+  void prefer_previous(bool on = true) noexcept { prefer_previous_ = on; }
+  /// As above, reading `memory` instead of the context's history (null: no preference).
   void prefer_previous(std::shared_ptr<const placement_memory> memory) {
+    prefer_previous_ = memory != nullptr;
     memory_ = std::move(memory);
   }
+  [[nodiscard]] bool prefers_previous() const noexcept { return prefer_previous_; }
 
   /// Sets the constraint of one job (as Kueue's pod-set annotations do).
   void set_constraint(job_id j, domain_constraint c) { per_job_[j] = c; }
@@ -120,7 +125,9 @@ class topology_aware_placement {
   /// Plans the main group of `j` on the current state without changing anything.
   /// @pre the model's fabric covers the cluster (`topology_model::check`).
   [[nodiscard]] gang_plan plan(const schedule_context& ctx, const job_spec& j) {
-    previous_ = memory_ ? memory_->nodes(j.id) : std::span<const node_index>{};
+    previous_ = !prefer_previous_ ? std::span<const node_index>{}
+                : memory_         ? memory_->nodes(j.id)
+                                  : ctx.history().placement.nodes(j.id);
     gang_plan p = plan_with_previous(ctx, j);
     previous_ = {};  // a view into the memory: never kept past this call
     return p;
@@ -456,6 +463,7 @@ class topology_aware_placement {
   domain_constraint defaults_;
   std::unordered_map<job_id, domain_constraint> per_job_;
   std::shared_ptr<const placement_memory> memory_;
+  bool prefer_previous_ = false;
   std::span<const node_index> previous_;          // the planned job's previous nodes (during plan)
   std::vector<std::vector<std::int64_t>> cap_;    // scratch: capacity per level/domain
   std::vector<std::vector<std::uint32_t>> kids_;  // scratch: children per level

@@ -3,8 +3,9 @@
 /// `las_preemption`: Tiresias' preemption (Gu et al., NSDI'19): a job in a higher-priority
 /// attained-service queue preempts running jobs of lower-priority queues, so a job demoted past
 /// a threshold (3,600 GPU-seconds by default) gives way to newcomers. Use it with
-/// `las_ordering` or `gittins_ordering` over the same thresholds and the same `service_record`,
-/// which the simulator keeps (`simulator::set_service_record`).
+/// `las_ordering` or `gittins_ordering` over the same thresholds; all read attained service from
+/// the context's job history (`schedule_context::history()`), which the pipeline owns and the
+/// simulator feeds (or from an explicit `service_record` given at construction).
 ///
 /// Attained service (GPU-seconds): a pending job's is the record's; a running job's adds its
 /// current stint, `milli_gpus() / 1000 x (now - start)`. Queue = number of thresholds at or
@@ -136,20 +137,31 @@ class las_preemption {
  public:
   using policy_category = preemption_tag;
   using hooks = hook_list<hook::begin_cycle>;
+  /// Tiresias' default thresholds (3,600 GPU-seconds); attained service from the context.
+  las_preemption() = default;
+  /// @throws invalid_value_error (field `thresholds`) unless positive and strictly increasing.
+  explicit las_preemption(std::vector<double> thresholds)
+      : thresholds_(detail::checked_thresholds(std::move(thresholds))) {}
+  /// With an explicit record (null: the context's history).
   /// @throws invalid_value_error (field `thresholds`) unless positive and strictly increasing.
   explicit las_preemption(std::shared_ptr<const service_record> record,
                           std::vector<double> thresholds = {3600.0})
-      : record_(std::move(record)), thresholds_(detail::checked_thresholds(std::move(thresholds))) {
-    GPUSCHED_EXPECTS(record_ != nullptr);
-  }
+      : record_(std::move(record)),
+        thresholds_(detail::checked_thresholds(std::move(thresholds))) {}
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "las"; }
 
-  /// Attained GPU-seconds of a pending job.
-  [[nodiscard]] double attained(const job_spec& j) const { return record_->gpu_seconds(j.id); }
-  /// Attained GPU-seconds of a running job at `now`, its current stint included.
+  /// Attained GPU-seconds of a pending job by the explicit record (none: 0).
+  [[nodiscard]] double attained(const job_spec& j) const { return own().gpu_seconds(j.id); }
+  /// Attained GPU-seconds of a running job at `now`, its current stint included, by the
+  /// explicit record (none: the stint only).
   [[nodiscard]] double attained(const running_job& r, sim_time now) const {
+    return attained(own(), r, now);
+  }
+  /// As above, by `rec`.
+  [[nodiscard]] static double attained(const service_record& rec, const running_job& r,
+                                       sim_time now) {
     const double stint = now > r.start ? to_seconds(now - r.start) : 0.0;
-    return record_->gpu_seconds(r.spec.id) + static_cast<double>(r.milli_gpus()) / 1000.0 * stint;
+    return rec.gpu_seconds(r.spec.id) + static_cast<double>(r.milli_gpus()) / 1000.0 * stint;
   }
   /// The queue of attained service `a`: the number of thresholds at or below it.
   [[nodiscard]] std::size_t queue_of(double a) const noexcept {
@@ -164,12 +176,13 @@ class las_preemption {
 
   [[nodiscard]] preemption_plan select(const schedule_context& ctx, const job_spec& j,
                                        fit_probe probe) {
-    const std::size_t mine = queue_of(attained(j));
-    if (!victims_.current(ctx.book(), ctx.now(), record_->version())) {
-      victims_.reset(ctx.book(), ctx.now(), record_->version());
+    const service_record& rec = record_ ? *record_ : ctx.history().service;
+    const std::size_t mine = queue_of(rec.gpu_seconds(j.id));
+    if (!victims_.current(ctx.book(), ctx.now(), rec.version())) {
+      victims_.reset(ctx.book(), ctx.now(), rec.version());
       for (const auto& r : ctx.book().running()) {
         if (r.spec.preemptible)
-          victims_.add(static_cast<double>(queue_of(attained(r, ctx.now()))), r);
+          victims_.add(static_cast<double>(queue_of(attained(rec, r, ctx.now()))), r);
       }
       victims_.sort();
     }
@@ -177,8 +190,11 @@ class las_preemption {
   }
 
  private:
+  [[nodiscard]] const service_record& own() const noexcept {
+    return record_ ? *record_ : empty_job_history().service;
+  }
   std::shared_ptr<const service_record> record_;
-  std::vector<double> thresholds_;
+  std::vector<double> thresholds_{3600.0};
   detail::ranked_victims victims_;  // scratch, reused across calls
 };
 
@@ -192,20 +208,29 @@ class srtf_preemption {
   using policy_category = preemption_tag;
   using hooks = hook_list<hook::begin_cycle>;
   /// `by_gpus`: remaining service (time x GPUs, SRSF) instead of remaining time (SRTF).
+  /// Executed time from the context's history.
+  srtf_preemption() = default;
+  explicit srtf_preemption(bool by_gpus) : by_gpus_(by_gpus) {}
+  /// With an explicit record (null: the context's history).
   explicit srtf_preemption(std::shared_ptr<const service_record> record, bool by_gpus = false)
-      : record_(std::move(record)), by_gpus_(by_gpus) {
-    GPUSCHED_EXPECTS(record_ != nullptr);
-  }
+      : record_(std::move(record)), by_gpus_(by_gpus) {}
   [[nodiscard]] std::string_view name() const noexcept { return by_gpus_ ? "srsf" : "srtf"; }
 
   /// Remaining seconds (x GPUs for SRSF) of a pending job; infinity without an estimate.
-  [[nodiscard]] double remaining(const job_spec& j) const {
-    return scaled(j, left(j, record_->executed(j.id)));
-  }
+  /// (By the explicit record; none: nothing executed.)
+  [[nodiscard]] double remaining(const job_spec& j) const { return remaining(own(), j); }
   /// Remaining of a running job at `now`, its current stint counted as executed.
   [[nodiscard]] double remaining(const running_job& r, sim_time now) const {
+    return remaining(own(), r, now);
+  }
+  /// As above, by `rec`.
+  [[nodiscard]] double remaining(const service_record& rec, const job_spec& j) const {
+    return scaled(j, left(j, rec.executed(j.id)));
+  }
+  [[nodiscard]] double remaining(const service_record& rec, const running_job& r,
+                                 sim_time now) const {
     const sim_duration stint = now > r.start ? now - r.start : sim_duration{0};
-    return scaled(r.spec, left(r.spec, record_->executed(r.spec.id) + stint));
+    return scaled(r.spec, left(r.spec, rec.executed(r.spec.id) + stint));
   }
 
   /// Starts a scheduling cycle (the pipeline calls it); as `las_preemption::begin_cycle`.
@@ -213,14 +238,15 @@ class srtf_preemption {
 
   [[nodiscard]] preemption_plan select(const schedule_context& ctx, const job_spec& j,
                                        fit_probe probe) {
-    if (!victims_.current(ctx.book(), ctx.now(), record_->version())) {
-      victims_.reset(ctx.book(), ctx.now(), record_->version());
+    const service_record& rec = record_ ? *record_ : ctx.history().service;
+    if (!victims_.current(ctx.book(), ctx.now(), rec.version())) {
+      victims_.reset(ctx.book(), ctx.now(), rec.version());
       for (const auto& r : ctx.book().running()) {
-        if (r.spec.preemptible) victims_.add(remaining(r, ctx.now()), r);
+        if (r.spec.preemptible) victims_.add(remaining(rec, r, ctx.now()), r);
       }
       victims_.sort();
     }
-    return victims_.plan_above(remaining(j), probe);
+    return victims_.plan_above(remaining(rec, j), probe);
   }
 
  private:
@@ -233,8 +259,11 @@ class srtf_preemption {
     if (!by_gpus_ || secs == std::numeric_limits<double>::infinity()) return secs;
     return secs * static_cast<double>(j.milli_gpus()) / 1000.0;
   }
+  [[nodiscard]] const service_record& own() const noexcept {
+    return record_ ? *record_ : empty_job_history().service;
+  }
   std::shared_ptr<const service_record> record_;
-  bool by_gpus_;
+  bool by_gpus_ = false;
   detail::ranked_victims victims_;  // scratch, reused across calls
 };
 
