@@ -10,7 +10,7 @@ namespace gs = gpusched;
 using namespace gpusched::literals;
 
 TEST_SUITE("resource/gpu_model") {
-  TEST_CASE("an empty model set admits every model; a non-empty one only its members") {
+  TEST_CASE("an empty model set admits every model and a non-empty one only its members") {
     gs::gpu_model_set any;
     CHECK(any.empty());
     CHECK(any.admits(gs::gpu_model_id{3}));
@@ -53,7 +53,7 @@ TEST_SUITE("resource/gpu_model") {
     CHECK_THROWS_WITH_AS((void)c.id("Y"), doctest::Contains("known: X1"), gs::invalid_value_error);
   }
 
-  TEST_CASE("a MIG profile occupies memory_slices slots from its start; the A100 has 1g.5gb") {
+  TEST_CASE("a MIG profile occupies memory_slices slots from its start, and the A100 has 1g.5gb") {
     const gs::mig_profile p{"3g", 3, 4, 2, 0b00010001, false, 20_gib, false};
     CHECK(p.slots_at(0) == 0b00001111);
     CHECK(p.slots_at(4) == 0b11110000);

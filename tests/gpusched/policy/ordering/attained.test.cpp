@@ -22,9 +22,9 @@ using namespace gpusched::literals;
 namespace {
 
 std::string data_file(const char* name) {
-  std::string here = __FILE__;  // tests/gpusched/policy/ordering/attained.test.cpp
-  for (int i = 0; i < 4; ++i) here = here.substr(0, here.find_last_of('/'));
-  return here + "/data/tiresias/" + name;
+  // not from __FILE__: a compiler cache with a base directory makes it relative to the build
+  // directory, which is not the directory CTest runs the test in
+  return std::string(GPUSCHED_TEST_DATA_DIR "/tiresias/") + name;
 }
 
 gs::job_spec job(unsigned id, int gpus, int submit_s, std::optional<int> duration_s = {}) {

@@ -33,7 +33,7 @@ TEST_SUITE("policy/packing/fgd") {
     CHECK(book.state().can_apply(*a));
   }
 
-  TEST_CASE("a pod shape is the request's CPU, per-GPU milli and GPU count; MIG has none") {
+  TEST_CASE("a pod shape is the request's CPU, per-GPU milli and GPU count, and MIG has none") {
     const auto whole = gs::fgd_pod_shape::of(
         gt::request_of(gs::gpu_demand::whole(gs::gpu_count{4}), gs::cpu_millis{2000}));
     REQUIRE(whole.has_value());
