@@ -42,7 +42,7 @@ struct earliest_due_first {
     return gs::to_seconds(j.submit) + slack * gs::to_seconds(*j.expected_duration);
   }
   void order(const gs::schedule_context& /*ctx*/, std::span<const gs::job_spec*> jobs) const {
-    std::stable_sort(jobs.begin(), jobs.end(), [&](const gs::job_spec* a, const gs::job_spec* b) {
+    std::sort(jobs.begin(), jobs.end(), [&](const gs::job_spec* a, const gs::job_spec* b) {
       if (due(*a) != due(*b)) return due(*a) < due(*b);
       if (a->submit != b->submit) return a->submit < b->submit;
       return a->id < b->id;

@@ -274,7 +274,7 @@ TEST_SUITE("pipeline/registry") {
     CHECK(reg.summary<gs::ordering_tag>("drf") ==
           "weighted DRF by progressive filling, incremental");
     // a fresh registry (no global state) does not know it
-    CHECK_THROWS_WITH_AS(gs::policy_registry{}.make_ordering("newest-first"),
+    CHECK_THROWS_WITH_AS((void)gs::policy_registry{}.make_ordering("newest-first"),
                          doctest::Contains("unknown policy (known: fifo"),
                          gs::invalid_value_error);
     CHECK_THROWS_WITH_AS(
@@ -304,7 +304,8 @@ TEST_SUITE("pipeline/registry") {
     CHECK(res.decisions[0].kind == gs::verdict::admit);
     CHECK(res.decisions[1].kind == gs::verdict::defer);
     // an unknown name in any slot fails before anything is built
-    CHECK_THROWS_WITH_AS(reg.make_pipeline({.placement = "nope"}), doctest::Contains("placement"),
+    CHECK_THROWS_WITH_AS((void)reg.make_pipeline({.placement = "nope"}),
+                         doctest::Contains("placement"),
                          gs::invalid_value_error);
   }
 }
