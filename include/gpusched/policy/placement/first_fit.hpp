@@ -45,41 +45,19 @@ GPUSCHED_BEGIN_NAMESPACE
   }
   const auto free_gpus = c.total_free_whole_gpus() + placed_gpus;
   if (j.whole_gpus().value() > free_gpus) {
-    return {reason_code::insufficient,
-            resource_kind::gpu,
-            j.whole_gpus().value(),
-            free_gpus,
-            -1,
-            {},
-            {}};
+    return reason::insufficient(resource_kind::gpu, j.whole_gpus().value(), free_gpus);
   }
   const auto free_replicas = c.total_free_replicas() + placed_replicas;
   if (need_replicas > free_replicas) {
-    return {reason_code::insufficient,
-            resource_kind::gpu_replica,
-            need_replicas,
-            free_replicas,
-            -1,
-            {},
-            {}};
+    return reason::insufficient(resource_kind::gpu_replica, need_replicas, free_replicas);
   }
   if (need_cpu > c.total_free_cpu() + placed_cpu) {
-    return {reason_code::insufficient,
-            resource_kind::cpu,
-            need_cpu.value(),
-            (c.total_free_cpu() + placed_cpu).value(),
-            -1,
-            {},
-            {}};
+    return reason::insufficient(resource_kind::cpu, need_cpu.value(),
+                                (c.total_free_cpu() + placed_cpu).value());
   }
   if (need_mem > c.total_free_memory() + placed_mem) {
-    return {reason_code::insufficient,
-            resource_kind::memory,
-            need_mem.value(),
-            (c.total_free_memory() + placed_mem).value(),
-            -1,
-            {},
-            {}};
+    return reason::insufficient(resource_kind::memory, need_mem.value(),
+                                (c.total_free_memory() + placed_mem).value());
   }
   const auto& r = j.groups[g].request;
   const auto gi = static_cast<std::int32_t>(g);
@@ -91,51 +69,24 @@ GPUSCHED_BEGIN_NAMESPACE
       (r.gpu.kind == gpu_demand_kind::share && c.most_free_share_on_a_node() >= r.gpu.share) ||
       (r.gpu.kind == gpu_demand_kind::replica && c.most_free_replicas_on_a_node() >= 1);
   if (gpus_fit_somewhere && r.cpu > c.most_free_cpu_on_a_node()) {
-    return {reason_code::no_fit,
-            resource_kind::cpu,
-            r.cpu.value(),
-            c.most_free_cpu_on_a_node().value(),
-            gi,
-            {},
-            {}};
+    return reason::no_fit(gi, resource_kind::cpu, r.cpu.value(),
+                          c.most_free_cpu_on_a_node().value());
   }
   switch (r.gpu.kind) {
     case gpu_demand_kind::whole:
-      return {reason_code::no_fit,
-              resource_kind::gpu,
-              r.gpu.count.value(),
-              c.most_free_gpus_on_a_node(),
-              gi,
-              {},
-              {}};
+      return reason::no_fit(gi, resource_kind::gpu, r.gpu.count.value(),
+                            c.most_free_gpus_on_a_node());
     case gpu_demand_kind::share:
-      return {reason_code::no_fit,
-              resource_kind::gpu_share,
-              r.gpu.share.value(),
-              c.most_free_share_on_a_node().value(),
-              gi,
-              {},
-              {}};
+      return reason::no_fit(gi, resource_kind::gpu_share, r.gpu.share.value(),
+                            c.most_free_share_on_a_node().value());
     case gpu_demand_kind::mig:
-      return {reason_code::no_fit, resource_kind::mig_slot, r.gpu.mig_memory, 0, gi, {}, {}};
+      return reason::no_fit(gi, resource_kind::mig_slot, r.gpu.mig_memory, 0);
     case gpu_demand_kind::replica:
-      return {reason_code::no_fit,
-              resource_kind::gpu_replica,
-              1,
-              c.most_free_replicas_on_a_node(),
-              gi,
-              {},
-              {}};
+      return reason::no_fit(gi, resource_kind::gpu_replica, 1, c.most_free_replicas_on_a_node());
     case gpu_demand_kind::none:
       break;
   }
-  return {reason_code::no_fit,
-          resource_kind::cpu,
-          r.cpu.value(),
-          c.most_free_cpu_on_a_node().value(),
-          gi,
-          {},
-          {}};
+  return reason::no_fit(gi, resource_kind::cpu, r.cpu.value(), c.most_free_cpu_on_a_node().value());
 }
 
 /// @brief Places each task with the packing policy, in group order, at full size. All or
@@ -155,7 +106,7 @@ struct first_fit_placement {
         if (!tx.place(*a)) return {false, diagnose_unplaced(tx, j, g)};
       }
     }
-    return {true, {reason_code::placed, resource_kind::none, 0, 0, -1, {}, {}}};
+    return {true, reason::placed()};
   }
 
   friend constexpr bool operator==(first_fit_placement, first_fit_placement) noexcept {
