@@ -237,7 +237,7 @@ class pipeline {
       decision& d = out.decisions.emplace_back();
       d.job = j->id;
       if (head != nullptr) {
-        d.why = {reason_code::blocked_by_head, resource_kind::none, 0, 0, -1, head->id, {}};
+        d.why = reason::blocked_by(head->id);
         continue;
       }
       const admission_verdict av = admit_.admit(ctx, *j);
@@ -385,9 +385,7 @@ class pipeline {
       return attempt::refused;  // ~tx rolls back
     }
     d.kind = verdict::admit;
-    d.why = victims.empty() && shrinks.empty()
-                ? o.why
-                : reason{reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
+    d.why = victims.empty() && shrinks.empty() ? o.why : reason::placed_by_preemption();
     d.placement.assign(tx.placed().begin(), tx.placed().end());
     d.victims.assign(victims.begin(), victims.end());
     d.shrinks.assign(shrinks.begin(), shrinks.end());

@@ -166,18 +166,122 @@ struct victim_detail {
 };
 
 /// @brief A structured reason. Only the fields that the code uses are set.
+///
+/// Build one with the factory named after its code (`reason::insufficient(...)`,
+/// `reason::no_fit(...)`, `reason::backoff(...)`, ...): each fills exactly the fields that
+/// `describe` renders for that code and leaves the others at their defaults. Comparable with
+/// `==`; a default-constructed reason has code `none`.
 struct reason {
   reason_code code = reason_code::none;
   resource_kind resource = resource_kind::none;
-  std::int64_t needed = 0;     ///< amount needed, in `resource` units
-  std::int64_t available = 0;  ///< amount available, in `resource` units
-  std::int32_t group = -1;     ///< task group concerned, or -1
-  job_id related;              ///< blocking job or reservation holder
-  std::optional<sim_time> until;
-  gpu_model_id model;              ///< the GPU model, when `resource` is per-model GPUs
-  std::int32_t scope = -1;         ///< the quota node (queue or cohort) that limits, or -1
-  std::int32_t tasks_placed = -1;  ///< no_fit: tasks of the gang the best attempt placed
+  std::int64_t needed = 0;     ///< amount needed, in `resource` units (backoff: failed attempts)
+  std::int64_t available = 0;  ///< amount available, in `resource` units (no_victims without a
+                               ///< resource: candidates tried; backoff by cycles: the cycle)
+  std::optional<std::int32_t> group{};  ///< task group concerned, if one
+  job_id related{};                     ///< blocking job or reservation holder
+  std::optional<sim_time> until{};      ///< reservation start, end of a backoff
+  gpu_model_id model{};                 ///< the GPU model, when `resource` is per-model GPUs
+  std::optional<std::int32_t> scope{};  ///< the quota node (queue or cohort) that limits, if known
+  std::optional<std::int32_t> tasks_placed{};  ///< no_fit: tasks of the gang the best attempt
+                                               ///< placed, when known
   friend bool operator==(const reason&, const reason&) noexcept = default;
+
+  /// Admitted on free resources.
+  [[nodiscard]] static reason placed() { return {.code = reason_code::placed}; }
+  /// Admitted after evicting (or shrinking) other jobs.
+  [[nodiscard]] static reason placed_by_preemption() {
+    return {.code = reason_code::placed_by_preemption};
+  }
+  /// Not enough free `r` in the whole cluster: `needed` in all, `available` free.
+  [[nodiscard]] static reason insufficient(resource_kind r, std::int64_t needed,
+                                           std::int64_t available) {
+    return {
+        .code = reason_code::insufficient, .resource = r, .needed = needed, .available = available};
+  }
+  /// Enough in total, but no node can host a task of group `group` needing `needed` of `r`;
+  /// `most_free` is the most of `r` free on one node. `tasks_placed`: how far the best attempt
+  /// at the gang got, when known.
+  [[nodiscard]] static reason no_fit(std::int32_t group, resource_kind r, std::int64_t needed,
+                                     std::int64_t most_free,
+                                     std::optional<std::int32_t> tasks_placed = std::nullopt) {
+    return {.code = reason_code::no_fit,
+            .resource = r,
+            .needed = needed,
+            .available = most_free,
+            .group = group,
+            .tasks_placed = tasks_placed};
+  }
+  /// The gang needs `needed` of `r` in all (at its minimum size), more than the whole cluster
+  /// has (`cluster_has`).
+  [[nodiscard]] static reason unschedulable(resource_kind r, std::int64_t needed,
+                                            std::int64_t cluster_has) {
+    return {.code = reason_code::unschedulable,
+            .resource = r,
+            .needed = needed,
+            .available = cluster_has};
+  }
+  /// A task of group `group` needs `needed` of `r`, more than any node has (at most
+  /// `most_on_a_node`).
+  [[nodiscard]] static reason unschedulable_task(std::int32_t group, resource_kind r,
+                                                 std::int64_t needed, std::int64_t most_on_a_node) {
+    return {.code = reason_code::unschedulable,
+            .resource = r,
+            .needed = needed,
+            .available = most_on_a_node,
+            .group = group};
+  }
+  /// Waits behind `head`, the first job of a strict FIFO queue, which did not fit.
+  [[nodiscard]] static reason blocked_by(job_id head) {
+    return {.code = reason_code::blocked_by_head, .related = head};
+  }
+  /// The quota would be exceeded: `needed` of `r` (of GPU model `model`, when the quota is per
+  /// model), `left` remaining under quota node `scope` (when known).
+  [[nodiscard]] static reason over_quota(resource_kind r, std::int64_t needed, std::int64_t left,
+                                         gpu_model_id model = {},
+                                         std::optional<std::int32_t> scope = std::nullopt) {
+    return {.code = reason_code::over_quota,
+            .resource = r,
+            .needed = needed,
+            .available = left,
+            .model = model,
+            .scope = scope};
+  }
+  /// Would delay the backfill reservation of `holder` (which starts at `start`, when known).
+  [[nodiscard]] static reason reservation(job_id holder,
+                                          std::optional<sim_time> start = std::nullopt) {
+    return {.code = reason_code::reservation, .related = holder, .until = start};
+  }
+  /// Retried too often: `failures` failed attempts; waits until `until` (none: for good, or
+  /// see `backoff_cycles`).
+  [[nodiscard]] static reason backoff(std::int64_t failures,
+                                      std::optional<sim_time> until = std::nullopt) {
+    return {.code = reason_code::backoff, .needed = failures, .until = until};
+  }
+  /// Retried too often: `failures` failed attempts; waits until scheduling cycle `cycle`
+  /// (kept in `available`; `describe` prints no time).
+  [[nodiscard]] static reason backoff_cycles(std::int64_t failures, std::int64_t cycle) {
+    return {.code = reason_code::backoff, .needed = failures, .available = cycle};
+  }
+  /// No admissible victim set frees enough room; `candidates` victims were considered.
+  [[nodiscard]] static reason no_victims(std::int64_t candidates = 0) {
+    return {.code = reason_code::no_victims, .available = candidates};
+  }
+  /// No admissible victim set frees enough room: the preemptor needs `needed` of `r`, and at
+  /// most `at_most` is free after evicting every admissible candidate.
+  [[nodiscard]] static reason no_victims(resource_kind r, std::int64_t needed,
+                                         std::int64_t at_most) {
+    return {.code = reason_code::no_victims, .resource = r, .needed = needed, .available = at_most};
+  }
+  /// No network domain at the required level can host group `group`'s gang of `needed` of `r`;
+  /// `most_in_a_domain` is the most one such domain can take.
+  [[nodiscard]] static reason topology(std::int32_t group, resource_kind r, std::int64_t needed,
+                                       std::int64_t most_in_a_domain) {
+    return {.code = reason_code::topology,
+            .resource = r,
+            .needed = needed,
+            .available = most_in_a_domain,
+            .group = group};
+  }
 };
 
 /// `t` as seconds since the epoch with at most 3 decimals, e.g. `12s`, `0.5s`.
@@ -196,13 +300,18 @@ inline std::string seconds_text(sim_time t) {
 /// Renders a reason as one line of English; names the group when `job` is given.
 inline std::string describe(const reason& r, const job_spec* job = nullptr) {
   const auto group = [&]() -> std::string {
-    if (r.group < 0) return "";
-    if (job != nullptr && static_cast<std::size_t>(r.group) < job->groups.size()) {
-      return "group '" + job->groups[static_cast<std::size_t>(r.group)].name + "': ";
+    if (!r.group || *r.group < 0) return "";
+    if (job != nullptr && static_cast<std::size_t>(*r.group) < job->groups.size()) {
+      return "group '" + job->groups[static_cast<std::size_t>(*r.group)].name + "': ";
     }
-    return "group #" + std::to_string(r.group) + ": ";
+    return "group #" + std::to_string(*r.group) + ": ";
   };
   const auto amounts = [&] { return amount_text(r.needed, r.resource); };
+  const auto tasks_placed = [&]() -> std::string {
+    if (!r.tasks_placed || *r.tasks_placed < 0) return "";
+    return "; the best attempt placed " + std::to_string(*r.tasks_placed) +
+           (*r.tasks_placed == 1 ? " task" : " tasks");
+  };
   switch (r.code) {
     case reason_code::none:
       return "no reason";
@@ -218,19 +327,12 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
         return group() + "no node has a task's " + amounts() +
                " together with the rest of its request (GPU model, CPU, memory; the most " +
                std::string(to_string(r.resource)) +
-               " free on one node: " + std::to_string(r.available) + ")" +
-               (r.tasks_placed >= 0
-                    ? "; the best attempt placed " + std::to_string(r.tasks_placed) +
-                          (r.tasks_placed == 1 ? " task" : " tasks")
-                    : std::string());
+               " free on one node: " + std::to_string(r.available) + ")" + tasks_placed();
       }
       return group() + "no node can host a task needing " + amounts() +
-             " (the most free on one node: " + std::to_string(r.available) + ")" +
-             (r.tasks_placed >= 0 ? "; the best attempt placed " + std::to_string(r.tasks_placed) +
-                                        (r.tasks_placed == 1 ? " task" : " tasks")
-                                  : std::string());
+             " (the most free on one node: " + std::to_string(r.available) + ")" + tasks_placed();
     case reason_code::unschedulable:
-      if (r.group >= 0) {
+      if (r.group && *r.group >= 0) {
         return group() + "a task needs " + amounts() + ", more than any node has (at most " +
                std::to_string(r.available) + ")";
       }
@@ -243,7 +345,8 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
       return "over quota: needs " + amounts() +
              (r.model.valid() ? " of model #" + std::to_string(r.model.value()) : std::string()) +
              ", " + std::to_string(r.available) + " left" +
-             (r.scope >= 0 ? " (quota node #" + std::to_string(r.scope) + ")" : std::string());
+             (r.scope && *r.scope >= 0 ? " (quota node #" + std::to_string(*r.scope) + ")"
+                                       : std::string());
     case reason_code::reservation:
       return "would delay the reservation of job " + std::to_string(r.related.value()) +
              (r.until ? " (starting at t=" + seconds_text(*r.until) + ")" : std::string());

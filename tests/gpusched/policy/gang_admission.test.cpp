@@ -423,7 +423,7 @@ TEST_SUITE("policy/admission/quota") {
     // nominal after job 2), so only 8 are available to team-b: over quota under cohort 'lab'
     CHECK(of(res, 3).kind == gs::verdict::defer);
     CHECK(of(res, 3).why.available == 8);
-    CHECK(p.admission().quotas().at(of(res, 3).why.scope).name == "lab");
+    CHECK(p.admission().quotas().at(of(res, 3).why.scope.value()).name == "lab");
   }
 
   TEST_CASE("quota usage equals the sum of admitted requests after every cycle") {

@@ -182,17 +182,13 @@ class gang_admission {
     if (backoff.base > 0) {
       const auto it = failures_.find(j.id);
       if (it != failures_.end() && backoff.limit > 0 && it->second.count >= backoff.limit) {
-        return {verdict::reject,
-                reason{reason_code::backoff, resource_kind::none, it->second.count, 0, -1, {}, {}}};
+        return {verdict::reject, reason::backoff(it->second.count)};
       }
       if (it != failures_.end() && waiting(ctx, it->second)) {
-        reason why{reason_code::backoff, resource_kind::none, it->second.count, 0, -1, {}, {}};
-        if (backoff.in == backoff_config::unit::milliseconds) {
-          why.until = sim_time{sim_duration{it->second.until}};
-        } else {
-          why.available = it->second.until;  // the cycle it waits for
-        }
-        return {verdict::defer, why};
+        return {verdict::defer,
+                backoff.in == backoff_config::unit::milliseconds
+                    ? reason::backoff(it->second.count, sim_time{sim_duration{it->second.until}})
+                    : reason::backoff_cycles(it->second.count, it->second.until)};
       }
     }
     return {verdict::admit, {}};
@@ -205,8 +201,7 @@ class gang_admission {
   [[nodiscard]] admission_verdict approve_growth(const schedule_context&, const running_job&,
                                                  std::span<const task_allocation>) const {
     if (reserved_.empty()) return {verdict::admit, {}};
-    return {verdict::defer, reason{reason_code::reservation, resource_kind::none, 0, 0, -1,
-                                   reserved_.front().job, reserved_.front().start}};
+    return {verdict::defer, reason::reservation(reserved_.front().job, reserved_.front().start)};
   }
 
   /// Checks, after `j` was placed tentatively in `tx`, that starting it now delays no
@@ -241,8 +236,7 @@ class gang_admission {
       }
       ++stats_.what_ifs;
       if (!holds_at(ctx, r.start, tx, tools, j.id)) {
-        return {verdict::defer,
-                reason{reason_code::reservation, resource_kind::none, 0, 0, -1, r.job, r.start}};
+        return {verdict::defer, reason::reservation(r.job, r.start)};
       }
     }
     return {verdict::admit, {}};
@@ -347,8 +341,7 @@ class gang_admission {
     for (const auto& g : j.groups)
       min_gpus += std::int64_t{g.request.gpu.whole_gpus().value()} * g.minimum();
     if (min_gpus > c.total_gpus()) {
-      return reason{
-          reason_code::unschedulable, resource_kind::gpu, min_gpus, c.total_gpus(), -1, {}, {}};
+      return reason::unschedulable(resource_kind::gpu, min_gpus, c.total_gpus());
     }
     for (std::size_t g = 0; g < j.groups.size(); ++g) {
       const auto& r = j.groups[g].request;
@@ -356,32 +349,16 @@ class gang_admission {
       if (r.gpu.kind == gpu_demand_kind::whole) {
         const int most = largest_node_gpus(c, r.allowed_models);
         if (r.gpu.count.value() > most) {
-          return reason{reason_code::unschedulable,
-                        resource_kind::gpu,
-                        r.gpu.count.value(),
-                        most,
-                        gi,
-                        {},
-                        {}};
+          return reason::unschedulable_task(gi, resource_kind::gpu, r.gpu.count.value(), most);
         }
       }
       if (r.cpu > c.max_node_cpu()) {
-        return reason{reason_code::unschedulable,
-                      resource_kind::cpu,
-                      r.cpu.value(),
-                      c.max_node_cpu().value(),
-                      gi,
-                      {},
-                      {}};
+        return reason::unschedulable_task(gi, resource_kind::cpu, r.cpu.value(),
+                                          c.max_node_cpu().value());
       }
       if (r.memory > c.max_node_memory()) {
-        return reason{reason_code::unschedulable,
-                      resource_kind::memory,
-                      r.memory.value(),
-                      c.max_node_memory().value(),
-                      gi,
-                      {},
-                      {}};
+        return reason::unschedulable_task(gi, resource_kind::memory, r.memory.value(),
+                                          c.max_node_memory().value());
       }
     }
     return std::nullopt;

@@ -67,24 +67,25 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// The over-quota reason for a shortfall in tenant's queue.
 [[nodiscard]] inline reason over_quota_reason(const quota_shortfall& s) {
-  reason r{reason_code::over_quota, resource_kind::none, s.needed, s.available, -1, {}, {}};
+  resource_kind kind = resource_kind::none;
+  gpu_model_id model;
   switch (s.resource.what) {
     case quota_resource::kind::cpu:
-      r.resource = resource_kind::cpu;
+      kind = resource_kind::cpu;
       break;
     case quota_resource::kind::memory:
-      r.resource = resource_kind::memory;
+      kind = resource_kind::memory;
       break;
     case quota_resource::kind::gpu_milli:
-      r.resource = resource_kind::gpu_share;
+      kind = resource_kind::gpu_share;
       break;
     case quota_resource::kind::gpus:
-      r.resource = resource_kind::gpu;
-      r.model = s.resource.model;
+      kind = resource_kind::gpu;
+      model = s.resource.model;
       break;
   }
-  r.scope = s.limiting_node;
-  return r;
+  return reason::over_quota(kind, s.needed, s.available, model,
+                            s.limiting_node >= 0 ? std::optional(s.limiting_node) : std::nullopt);
 }
 
 /// Renders an over-quota reason with the names of the quota node and GPU model, e.g.
@@ -95,8 +96,8 @@ GPUSCHED_BEGIN_NAMESPACE
   std::string s = "over quota: needs " + amount_text(r.needed, r.resource);
   if (r.model.valid() && catalog.contains(r.model)) s += " of " + catalog[r.model].name;
   s += ", " + std::to_string(r.available) + " left";
-  if (r.scope >= 0 && static_cast<std::size_t>(r.scope) < q.nodes().size()) {
-    const auto& n = q.at(r.scope);
+  if (r.scope && *r.scope >= 0 && static_cast<std::size_t>(*r.scope) < q.nodes().size()) {
+    const auto& n = q.at(*r.scope);
     s += std::string(n.queue ? " in queue '" : " under cohort '") + n.name + "'";
   }
   return s;

@@ -144,41 +144,17 @@ bool for_each_candidate_node(const cluster& c, const task_request& r, F f) {
   }
   const auto free_gpus = c.total_free_whole_gpus() + placed_gpus;
   if (j.whole_gpus().value() > free_gpus) {
-    return {reason_code::insufficient,
-            resource_kind::gpu,
-            j.whole_gpus().value(),
-            free_gpus,
-            -1,
-            {},
-            {}};
+    return reason::insufficient(resource_kind::gpu, j.whole_gpus().value(), free_gpus);
   }
   const auto free_replicas = c.total_free_replicas() + placed_replicas;
   if (need_replicas > free_replicas) {
-    return {reason_code::insufficient,
-            resource_kind::gpu_replica,
-            need_replicas,
-            free_replicas,
-            -1,
-            {},
-            {}};
+    return reason::insufficient(resource_kind::gpu_replica, need_replicas, free_replicas);
   }
   if (need_cpu > c.total_free_cpu() + placed_cpu) {
-    return {reason_code::insufficient,
-            resource_kind::cpu,
-            need_cpu.value(),
-            (c.total_free_cpu() + placed_cpu).value(),
-            -1,
-            {},
-            {}};
+    return reason::insufficient(resource_kind::cpu, need_cpu.value(), (c.total_free_cpu() + placed_cpu).value());
   }
   if (need_mem > c.total_free_memory() + placed_mem) {
-    return {reason_code::insufficient,
-            resource_kind::memory,
-            need_mem.value(),
-            (c.total_free_memory() + placed_mem).value(),
-            -1,
-            {},
-            {}};
+    return reason::insufficient(resource_kind::memory, need_mem.value(), (c.total_free_memory() + placed_mem).value());
   }
   const auto& r = j.groups[g].request;
   const auto gi = static_cast<std::int32_t>(g);
@@ -190,53 +166,23 @@ bool for_each_candidate_node(const cluster& c, const task_request& r, F f) {
       (r.gpu.kind == gpu_demand_kind::share && c.most_free_share_on_a_node() >= r.gpu.share) ||
       (r.gpu.kind == gpu_demand_kind::replica && c.most_free_replicas_on_a_node() >= 1);
   if (gpus_fit_somewhere && r.cpu > c.most_free_cpu_on_a_node()) {
-    return {reason_code::no_fit,
-            resource_kind::cpu,
-            r.cpu.value(),
-            c.most_free_cpu_on_a_node().value(),
-            gi,
-            {},
-            {}};
+    return reason::no_fit(gi, resource_kind::cpu, r.cpu.value(), c.most_free_cpu_on_a_node().value());
   }
   return r.gpu.visit(
       [&](demand_none) -> reason {
-        return {reason_code::no_fit,
-                resource_kind::cpu,
-                r.cpu.value(),
-                c.most_free_cpu_on_a_node().value(),
-                gi,
-                {},
-                {}};
+        return reason::no_fit(gi, resource_kind::cpu, r.cpu.value(), c.most_free_cpu_on_a_node().value());
       },
       [&](demand_whole w) -> reason {
-        return {reason_code::no_fit,
-                resource_kind::gpu,
-                w.count.value(),
-                c.most_free_gpus_on_a_node(),
-                gi,
-                {},
-                {}};
+        return reason::no_fit(gi, resource_kind::gpu, w.count.value(), c.most_free_gpus_on_a_node());
       },
       [&](demand_share s) -> reason {
-        return {reason_code::no_fit,
-                resource_kind::gpu_share,
-                s.share.value(),
-                c.most_free_share_on_a_node().value(),
-                gi,
-                {},
-                {}};
+        return reason::no_fit(gi, resource_kind::gpu_share, s.share.value(), c.most_free_share_on_a_node().value());
       },
       [&](demand_mig m) -> reason {
-        return {reason_code::no_fit, resource_kind::mig_slot, m.memory, 0, gi, {}, {}};
+        return reason::no_fit(gi, resource_kind::mig_slot, m.memory, 0);
       },
       [&](demand_replica) -> reason {
-        return {reason_code::no_fit,
-                resource_kind::gpu_replica,
-                1,
-                c.most_free_replicas_on_a_node(),
-                gi,
-                {},
-                {}};
+        return reason::no_fit(gi, resource_kind::gpu_replica, 1, c.most_free_replicas_on_a_node());
       });
 }
 

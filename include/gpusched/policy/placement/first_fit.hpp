@@ -31,7 +31,7 @@ struct first_fit_placement {
         if (!tx.place(*a)) return {false, detail::diagnose_unplaced(tx, j, g)};
       }
     }
-    return {true, {reason_code::placed, resource_kind::none, 0, 0, -1, {}, {}}};
+    return {true, reason::placed()};
   }
 
   friend constexpr bool operator==(first_fit_placement, first_fit_placement) noexcept {

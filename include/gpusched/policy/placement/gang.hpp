@@ -86,9 +86,7 @@ struct gang_placement {
     const task_request* request;
   };
 
-  static placement_outcome placed() {
-    return {true, {reason_code::placed, resource_kind::none, 0, 0, -1, {}, {}}};
-  }
+  static placement_outcome placed() { return {true, reason::placed()}; }
 
   /// Places the gang at `sizes` (tasks per group) into `tx`, or leaves `tx` as it was.
   bool place_sized(const schedule_context& ctx, const job_spec& j,

@@ -153,13 +153,8 @@ class topology_aware_placement {
     p.gpus_per_task = grp.request.gpu.whole_gpus().value();
     const domain_constraint& k = constraint(j.id);
     if (k.slice_size > 0 && (p.tasks % k.slice_size != 0 || k.slice_level < 0)) {
-      p.why = {reason_code::unschedulable,
-               resource_kind::gpu,
-               p.tasks,
-               k.slice_size,
-               static_cast<std::int32_t>(p.main_group),
-               {},
-               {}};
+      p.why = reason::unschedulable_task(static_cast<std::int32_t>(p.main_group),
+                                         resource_kind::gpu, p.tasks, k.slice_size);
       return p;
     }
     if (!k.rail_aligned || p.gpus_per_task == 0) {
@@ -239,7 +234,7 @@ class topology_aware_placement {
         if (!tx.place(*a)) return {false, detail::diagnose_unplaced(tx, j, g)};
       }
     }
-    return {true, {reason_code::placed, resource_kind::none, 0, 0, -1, {}, {}}};
+    return {true, reason::placed()};
   }
 
  private:
@@ -378,15 +373,9 @@ class topology_aware_placement {
     for (auto v : cap_[static_cast<std::size_t>(std::max(0, stop))]) most = std::max(most, v);
     const auto g = static_cast<std::int64_t>(p.gpus_per_task > 0 ? p.gpus_per_task : 1);
     const bool topo = stop < top;
-    p.why = {topo ? reason_code::topology : reason_code::no_fit,
-             resource_kind::gpu,
-             need * g,
-             most * g,
-             static_cast<std::int32_t>(p.main_group),
-             {},
-             {}};
-    if (!topo)
-      p.why = {reason_code::insufficient, resource_kind::gpu, need * g, most * g, -1, {}, {}};
+    p.why = topo ? reason::topology(static_cast<std::int32_t>(p.main_group), resource_kind::gpu,
+                                    need * g, most * g)
+                 : reason::insufficient(resource_kind::gpu, need * g, most * g);
   }
 
   /// The lowest level k >= l at which domain `d` of level `l` (or its ancestor) holds a node of

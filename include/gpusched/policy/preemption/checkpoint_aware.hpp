@@ -305,7 +305,7 @@ class checkpoint_aware_preemption {
   [[nodiscard]] preemption_plan select_reclaim(const schedule_context& ctx, const job_spec& j,
                                                const reclaim_scope& scope, fit_probe probe) {
     preemption_plan none;
-    none.why = {reason_code::no_victims, resource_kind::none, 0, 0, -1, {}, {}};
+    none.why = reason::no_victims();
     if (!opt_.reclaim) return none;
     const sim_time now = ctx.now();
     forget_old(now);
@@ -1446,7 +1446,7 @@ class checkpoint_aware_preemption {
     }
     plan.placement = best_placement_;
     if (!plan.shrinks.empty()) trim_shrinks(plan);
-    plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
+    plan.why = reason::placed_by_preemption();
     return true;
   }
 
@@ -1483,13 +1483,6 @@ class checkpoint_aware_preemption {
   }
 
   [[nodiscard]] reason no_victims_reason(const job_spec& j) const {
-    reason r{reason_code::no_victims,
-             resource_kind::none,
-             0,
-             static_cast<std::int64_t>(jobs_.size()),
-             -1,
-             {},
-             {}};
     if (j.whole_gpus().value() > 0 && ctx_ != nullptr) {
       // GPUs free plus what every admissible candidate could free, in the best domain
       std::int64_t best = 0;
@@ -1503,11 +1496,9 @@ class checkpoint_aware_preemption {
         }
         best = std::max(best, g);
       }
-      r.resource = resource_kind::gpu;
-      r.needed = j.whole_gpus().value();
-      r.available = best;
+      return reason::no_victims(resource_kind::gpu, j.whole_gpus().value(), best);
     }
-    return r;
+    return reason::no_victims(static_cast<std::int64_t>(jobs_.size()));
   }
 
   struct tenant_sum {

@@ -141,13 +141,7 @@ struct kube_default_preemption {
     }
     preemption_plan plan;
     if (victims.empty()) {
-      plan.why = {reason_code::no_victims,
-                  resource_kind::none,
-                  0,
-                  static_cast<std::int64_t>(pot.size()),
-                  -1,
-                  {},
-                  {}};
+      plan.why = reason::no_victims(static_cast<std::int64_t>(pot.size()));
       return plan;
     }
     std::sort(victims.begin(), victims.end());
@@ -157,7 +151,7 @@ struct kube_default_preemption {
       plan.lost_gpu_seconds += o.lost_gpu_seconds;
     }
     plan.victims = std::move(victims);
-    plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
+    plan.why = reason::placed_by_preemption();
     return plan;
   }
 

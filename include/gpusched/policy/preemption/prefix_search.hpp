@@ -50,18 +50,12 @@ inline std::size_t shortest_fitting_prefix(std::span<const job_id> victims, fit_
   preemption_plan plan;
   const std::size_t k = shortest_fitting_prefix(victims, probe);
   if (k == 0) {
-    plan.why = {reason_code::no_victims,
-                resource_kind::none,
-                0,
-                static_cast<std::int64_t>(victims.size()),
-                -1,
-                {},
-                {}};
+    plan.why = reason::no_victims(static_cast<std::int64_t>(victims.size()));
     return plan;
   }
   const auto taken = victims.first(k);
   plan.victims.assign(taken.begin(), taken.end());
-  plan.why = {reason_code::placed_by_preemption, resource_kind::none, 0, 0, -1, {}, {}};
+  plan.why = reason::placed_by_preemption();
   return plan;
 }
 }  // namespace detail

@@ -26,7 +26,7 @@ struct no_preemption {
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "none"; }
   [[nodiscard]] preemption_plan select(const schedule_context& /*ctx*/, const job_spec& /*j*/,
                                        fit_probe /*probe*/) const {
-    return {{}, {reason_code::no_victims, resource_kind::none, 0, 0, -1, {}, {}}};
+    return {{}, reason::no_victims()};
   }
   friend constexpr bool operator==(no_preemption, no_preemption) noexcept { return true; }
 };
