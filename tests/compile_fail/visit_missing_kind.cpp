@@ -1,7 +1,6 @@
-// SPDX-License-Identifier: Apache-2.0
-// Must NOT compile: a gpu_demand::visit without a handler for one kind (here demand_replica) is
-// rejected with a message naming the kind. Built by the CTest test
-// "resource.visit_without_a_handler_does_not_compile" (tests/CMakeLists.txt).
+// expect: gpu_demand::visit: no handler for demand_replica
+// A gpu_demand::visit without a handler for one kind (here demand_replica) is rejected with a
+// message naming the kind, so a new demand kind is a compile error at every visiting site.
 #include <gpusched/resource/request.hpp>
 
 int main() {
@@ -9,5 +8,8 @@ int main() {
   return gs::gpu_demand::none().visit([](gs::demand_none) { return 0; },
                                       [](gs::demand_whole) { return 1; },
                                       [](gs::demand_share) { return 2; },
+#ifdef GPUSCHED_FIXED
+                                      [](gs::demand_replica) { return 4; },
+#endif
                                       [](gs::demand_mig) { return 3; });
 }

@@ -250,6 +250,15 @@ TEST_SUITE("policy/ordering/kueue") {
   }
 }
 
+namespace {
+/// 2d-gittins needs a GPU-time prior; the others ignore it.
+gs::policy_inputs prior_inputs() {
+  gs::policy_inputs in;
+  in.prior = std::make_shared<const gs::gpu_time_prior>(std::vector<double>{60, 600, 3600, 36000});
+  return in;
+}
+}  // namespace
+
 TEST_SUITE("policy/ordering/registry") {
   TEST_CASE("every registered ordering runs seeded pipeline cycles without over-committing") {
     const auto seed = gs::seed_from_env(404);
@@ -262,7 +271,8 @@ TEST_SUITE("policy/ordering/registry") {
                                                         .admission = "gang",
                                                         .packing = "first-fit",
                                                         .placement = "first-fit",
-                                                        .preemption = "none"});
+                                                        .preemption = "none"},
+                                     prior_inputs());
       gs::ledger book(gs::cluster(cat, gs::testing::random_nodes(g, 10)));
       std::vector<gs::job_spec> pending;
       unsigned id = 1;
