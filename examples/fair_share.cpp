@@ -39,11 +39,11 @@ gs::job_spec job(unsigned id, unsigned team, const char* name, int gpus, int cor
   j.name = name;
   j.tenant = gs::tenant_id{team};
   j.submit = gs::at(gs::seconds(submit));
-  j.groups.push_back(
-      {"worker",
-       {gs::gpu_demand::whole(gs::gpu_count{gpus}), gs::cpu_millis{cores * 1000}, 64_gib, {}},
-       1,
-       -1});
+  j.groups.push_back({.name = "worker",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = gs::cpu_millis{cores * 1000},
+                                  .memory = 64_gib},
+                      .count = 1});
   return j;
 }
 
@@ -106,8 +106,18 @@ void run_cycle(const char* title, Pipeline& pipe, gs::ledger& book,
 int main() {
   const gs::gpu_catalog catalog = gs::basic_catalog();
   const std::vector<gs::node_spec> nodes = {
-      {gs::node_id{1}, "dgx-a", "H100-SXM5-80GB", 8, false, 64_cores, 1024_gib, {}, 0},
-      {gs::node_id{2}, "dgx-b", "H100-SXM5-80GB", 8, false, 64_cores, 1024_gib, {}, 0},
+      {.id = gs::node_id{1},
+       .name = "dgx-a",
+       .gpu_model = "H100-SXM5-80GB",
+       .gpus = 8_gpus,
+       .cpu = 64_cores,
+       .memory = 1024_gib},
+      {.id = gs::node_id{2},
+       .name = "dgx-b",
+       .gpu_model = "H100-SXM5-80GB",
+       .gpus = 8_gpus,
+       .cpu = 64_cores,
+       .memory = 1024_gib},
   };
   gs::ledger book(gs::cluster(catalog, nodes));
   const gs::tenant_tree teams({{gs::tenant_id{1}, "vision", {}, 2.0, 0},

@@ -87,7 +87,7 @@ gs::job_spec gang(unsigned id, const char* name, int tasks, int gpus) {
   gs::task_request r;
   r.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus});
   r.cpu = gs::cpu_millis{4000};
-  j.groups.push_back({"worker", r, tasks, -1});
+  j.groups.push_back({.name = "worker", .request = r, .count = tasks});
   return j;
 }
 
@@ -132,15 +132,13 @@ void part2() {
   const auto h100 = model->add_node_type(gs::dgx_h100());
   std::vector<gs::node_spec> nodes;
   for (unsigned i = 0; i < 16; ++i) {
-    nodes.push_back({gs::node_id{i + 1},
-                     "n" + std::to_string(i),
-                     "H100-SXM5-80GB",
-                     8,
-                     false,
-                     gs::cpu_millis{112000},
-                     gs::memory_mib{2048 * 1024},
-                     {},
-                     h100});
+    nodes.push_back({.id = gs::node_id{i + 1},
+                     .name = "n" + std::to_string(i),
+                     .gpu_model = "H100-SXM5-80GB",
+                     .gpus = gs::gpu_count{8},
+                     .cpu = gs::cpu_millis{112000},
+                     .memory = gs::memory_mib{2048 * 1024},
+                     .topology = h100});
   }
   gs::ledger book(gs::cluster(gs::basic_catalog(), nodes));
   model->check(book.state());

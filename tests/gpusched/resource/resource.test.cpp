@@ -78,10 +78,11 @@ TEST_SUITE("resource/gpu_model") {
 TEST_SUITE("resource/request") {
   const auto cat = gs::basic_catalog();
   TEST_CASE("valid requests pass") {
-    CHECK_NOTHROW(gs::validate({gs::gpu_demand::whole(8_gpus), 1_cores, 1_gib, {}}, cat, "t"));
+    CHECK_NOTHROW(gs::validate(
+        {.gpu = gs::gpu_demand::whole(8_gpus), .cpu = 1_cores, .memory = 1_gib}, cat, "t"));
     CHECK_NOTHROW(gs::validate({gs::gpu_demand::fraction(1000_mgpu), {}, {}, {}}, cat, "t"));
     CHECK_NOTHROW(gs::validate({gs::gpu_demand::mig(3, 4), {}, {}, {}}, cat, "t"));
-    CHECK_NOTHROW(gs::validate({gs::gpu_demand::none(), 1_cores, {}, {}}, cat, "t"));
+    CHECK_NOTHROW(gs::validate({.gpu = gs::gpu_demand::none(), .cpu = 1_cores}, cat, "t"));
   }
   TEST_CASE("bad requests name the field and the value") {
     CHECK(message_of([&] {
@@ -94,7 +95,7 @@ TEST_SUITE("resource/request") {
             gs::validate({gs::gpu_demand::whole(17_gpus), {}, {}, {}}, cat, "j");
           }).find("field 'gpu.count' = 17") != std::string::npos);
     CHECK(message_of([&] {
-            gs::validate({gs::gpu_demand::none(), gs::cpu_millis{-5}, {}, {}}, cat, "j");
+            gs::validate({.gpu = gs::gpu_demand::none(), .cpu = gs::cpu_millis{-5}}, cat, "j");
           }).find("field 'cpu' = -5") != std::string::npos);
     CHECK(message_of([&] {
             gs::validate({gs::gpu_demand::none(), {}, gs::memory_mib{-1}, {}}, cat, "j");
