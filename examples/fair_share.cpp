@@ -34,17 +34,15 @@ const char* team_name(gs::tenant_id t) {
 }
 
 gs::job_spec job(unsigned id, unsigned team, const char* name, int gpus, int cores, int submit) {
-  gs::job_spec j;
-  j.id = gs::job_id{id};
-  j.name = name;
-  j.tenant = gs::tenant_id{team};
-  j.submit = gs::at(gs::seconds(submit));
-  j.groups.push_back({.name = "worker",
+  return {.id = gs::job_id{id},
+          .name = name,
+          .tenant = gs::tenant_id{team},
+          .submit = gs::at(gs::seconds(submit)),
+          .groups = {{.name = "worker",
                       .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
                                   .cpu = gs::cpu_millis{cores * 1000},
                                   .memory = 64_gib},
-                      .count = 1});
-  return j;
+                      .count = 1}}};
 }
 
 // Each team's current allocation as shares of the cluster, and its dominant share.

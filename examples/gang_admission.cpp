@@ -41,16 +41,14 @@ constexpr int node_count = 8;
 constexpr int gpus_per_node = 8;
 
 gs::job_spec job(unsigned id, std::string name, int tasks, int gpus, std::optional<int> minutes) {
-  gs::job_spec j;
-  j.id = gs::job_id{id};
-  j.name = std::move(name);
-  if (minutes) j.expected_duration = gs::seconds(60LL * *minutes);
-  j.groups.push_back({.name = "rank",
+  return {.id = gs::job_id{id},
+          .name = std::move(name),
+          .expected_duration = minutes ? std::optional(gs::seconds(60LL * *minutes)) : std::nullopt,
+          .groups = {{.name = "rank",
                       .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
                                   .cpu = 2_cores,
                                   .memory = 16_gib},
-                      .count = tasks});
-  return j;
+                      .count = tasks}}};
 }
 
 /// How long a job really runs: its estimate, or (the notebook) 4 hours.

@@ -20,10 +20,6 @@ using namespace gpusched::literals;
 
 namespace {
 
-gs::task_group group(std::string name, gs::task_request r, int count) {
-  return gs::task_group{.name = std::move(name), .request = r, .count = count};
-}
-
 void print_cycle(const char* title, const gs::cycle_result& res, const gs::job_queue& queue,
                  const gs::ledger& book) {
   std::printf("== %s\n", title);
@@ -102,32 +98,38 @@ int main() {
           .name = "pretrain",
           .tenant = gs::tenant_id{1},
           .submit = gs::at(gs::seconds(0)),
-          .groups = {group("launcher", launcher, 1), group("worker", h100x8, 2)}});
+          .groups = {{.name = "launcher", .request = launcher, .count = 1},
+                     {.name = "worker", .request = h100x8, .count = 2}}});
   submit({.id = gs::job_id{2},
           .name = "finetune",
           .tenant = gs::tenant_id{2},
           .submit = gs::at(gs::seconds(1)),
-          .groups = {group("worker", any_x4, 3)}});
-  submit({.id = gs::job_id{3},
-          .name = "notebook",
-          .tenant = gs::tenant_id{3},
-          .submit = gs::at(gs::seconds(2)),
-          .groups = {group(
-              "kernel",
-              {.gpu = gs::gpu_demand::fraction(250_mgpu), .cpu = 2_cores, .memory = 8_gib}, 1)}});
-  submit({.id = gs::job_id{4},
-          .name = "inference",
-          .tenant = gs::tenant_id{3},
-          .submit = gs::at(gs::seconds(3)),
-          .groups = {group(
-              "server", {.gpu = gs::gpu_demand::mig(3, 4), .cpu = 8_cores, .memory = 32_gib}, 2)}});
+          .groups = {{.name = "worker", .request = any_x4, .count = 3}}});
+  submit(
+      {.id = gs::job_id{3},
+       .name = "notebook",
+       .tenant = gs::tenant_id{3},
+       .submit = gs::at(gs::seconds(2)),
+       .groups = {
+           {.name = "kernel",
+            .request = {.gpu = gs::gpu_demand::fraction(250_mgpu), .cpu = 2_cores, .memory = 8_gib},
+            .count = 1}}});
+  submit(
+      {.id = gs::job_id{4},
+       .name = "inference",
+       .tenant = gs::tenant_id{3},
+       .submit = gs::at(gs::seconds(3)),
+       .groups = {{.name = "server",
+                   .request = {.gpu = gs::gpu_demand::mig(3, 4), .cpu = 8_cores, .memory = 32_gib},
+                   .count = 2}}});
   submit({.id = gs::job_id{5},
           .name = "too-wide",
           .tenant = gs::tenant_id{2},
           .submit = gs::at(gs::seconds(4)),
-          .groups = {group(
-              "worker", {.gpu = gs::gpu_demand::whole(16_gpus), .cpu = 8_cores, .memory = 64_gib},
-              1)}});
+          .groups = {
+              {.name = "worker",
+               .request = {.gpu = gs::gpu_demand::whole(16_gpus), .cpu = 8_cores, .memory = 64_gib},
+               .count = 1}}});
 
   auto pipe = gs::make_pipeline();  // FIFO, gang admission, first fit, priority preemption
   gs::random_engine rng(42);
@@ -160,7 +162,7 @@ int main() {
           .priority = 10,
           .submit = gs::at(gs::seconds(3700)),
           .preemptible = false,
-          .groups = {group("worker", h100x8, 2)}});
+          .groups = {{.name = "worker", .request = h100x8, .count = 2}}});
   res = pipe.schedule(book, queue.jobs(), gs::at(gs::seconds(3700)), rng);
   print_cycle("cycle 3 at t=3700s, urgent job (priority 10) arrives", res, queue, book);
   forget_decided(res);
@@ -174,7 +176,7 @@ int main() {
               .name = "finetune",
               .tenant = gs::tenant_id{2},
               .submit = gs::at(gs::seconds(3700)),
-              .groups = {group("worker", any_x4, 3)}});
+              .groups = {{.name = "worker", .request = any_x4, .count = 3}}});
     }
   }
   res = pipe.schedule(book, queue.jobs(), gs::at(gs::seconds(3701)), rng);

@@ -29,19 +29,16 @@ const gs::sim_time now = gs::at(gs::seconds(6 * 3600));  // 06:00 into the day
 
 gs::sim_time ago(int minutes) { return now - gs::seconds(60LL * minutes); }
 
+/// `tasks` workers of `gpus` GPUs each; elastic down to `min_tasks` workers when given.
 gs::job_spec job(unsigned id, std::string name, int tasks, int gpus,
                  std::optional<std::int32_t> min_tasks = std::nullopt) {
-  gs::job_spec j;
-  j.id = gs::job_id{id};
-  j.name = std::move(name);
-  j.priority = 0;
-  j.groups.push_back({.name = "worker",
-                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
-                                  .cpu = 4_cores,
-                                  .memory = 32_gib},
-                      .count = tasks,
-                      .min_count = min_tasks});
-  return j;
+  const gs::task_request worker{
+      .gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}), .cpu = 4_cores, .memory = 32_gib};
+  return {
+      .id = gs::job_id{id},
+      .name = std::move(name),
+      .groups = {min_tasks ? gs::task_group::elastic("worker", worker, *min_tasks, tasks)
+                           : gs::task_group{.name = "worker", .request = worker, .count = tasks}}};
 }
 
 void run(gs::ledger& book, const gs::job_spec& j, std::vector<unsigned> nodes, gs::sim_time start) {

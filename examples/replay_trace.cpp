@@ -58,7 +58,7 @@ gs::sim_summary replay(const gs::trace& tr, const char* admission, const char* l
   sim.run([&]() -> std::optional<gs::sim_job> {
     if (k >= tr.jobs.size()) return std::nullopt;
     const auto& r = tr.jobs[k++];
-    return gs::sim_job{gs::to_job_spec(r, conv), r.duration};
+    return gs::sim_job{.spec = gs::to_job_spec(r, conv), .work = r.duration};
   });
   std::printf("== %s (admission '%s')\n", label, admission);
   std::printf("  job tenant gpus  submit   start  finish     JCT\n");

@@ -81,14 +81,12 @@ void part1() {
 }
 
 gs::job_spec gang(unsigned id, const char* name, int tasks, int gpus) {
-  gs::job_spec j;
-  j.id = gs::job_id{id};
-  j.name = name;
-  gs::task_request r;
-  r.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus});
-  r.cpu = gs::cpu_millis{4000};
-  j.groups.push_back({.name = "worker", .request = r, .count = tasks});
-  return j;
+  return {.id = gs::job_id{id},
+          .name = name,
+          .groups = {{.name = "worker",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = gs::cpu_millis{4000}},
+                      .count = tasks}}};
 }
 
 void show(gs::topology_aware_placement& p, gs::ledger& book, const gs::job_spec& j) {
