@@ -118,9 +118,9 @@ int main() {
        .memory = 1024_gib},
   };
   gs::ledger book(gs::cluster(catalog, nodes));
-  const gs::tenant_tree teams({{gs::tenant_id{1}, "vision", {}, 2.0, 0},
-                               {gs::tenant_id{2}, "nlp", {}, 1.0, 0},
-                               {gs::tenant_id{3}, "etl", {}, 1.0, 0}});
+  const gs::tenant_tree teams({{.id = gs::tenant_id{1}, .name = "vision", .weight = 2.0},
+                               {.id = gs::tenant_id{2}, .name = "nlp"},
+                               {.id = gs::tenant_id{3}, .name = "etl"}});
 
   std::vector<gs::job_spec> queue;
   // vision: five 2-GPU jobs; nlp: four 4-GPU jobs; etl: five 1-GPU jobs with 24 cores each

@@ -99,7 +99,7 @@ TEST_SUITE("policy/packing") {
     const gs::first_fit_packing ff;
     // 2g.10gb may start at 0, 2 or 4 only: after three of them, slots 6-7 stay free, yet a fourth
     // 2g does not fit, though 2 memory slices are free: counting slices would say it fits.
-    const gs::task_request two_g{gs::gpu_demand::mig(2, 2), {}, {}, {}};
+    const gs::task_request two_g{.gpu = gs::gpu_demand::mig(2, 2)};
     for (unsigned k = 0; k < 3; ++k) {
       auto a = ff.pack(ctx, two_g);
       REQUIRE(a);
@@ -112,10 +112,10 @@ TEST_SUITE("policy/packing") {
                 {});
     }
     CHECK_FALSE(ff.pack(ctx, two_g));
-    auto one = ff.pack(ctx, {gs::gpu_demand::mig(1, 1), {}, {}, {}});
+    auto one = ff.pack(ctx, {.gpu = gs::gpu_demand::mig(1, 1)});
     REQUIRE(one);
-    CHECK(one->gpus[0].mig_slots == 0b0100'0000);                        // 1g.5gb at slot 6
-    CHECK_FALSE(ff.pack(ctx, {gs::gpu_demand::mig(5, 5), {}, {}, {}}));  // no such profile
+    CHECK(one->gpus[0].mig_slots == 0b0100'0000);                   // 1g.5gb at slot 6
+    CHECK_FALSE(ff.pack(ctx, {.gpu = gs::gpu_demand::mig(5, 5)}));  // no such profile
   }
 
   TEST_CASE("model constraints and host resources are respected") {
@@ -130,7 +130,8 @@ TEST_SUITE("policy/packing") {
     const gs::schedule_context ctx(book, {}, g);
     gs::gpu_model_set h100;
     h100.insert(cat.id("H100-SXM5-80GB"));
-    auto a = gs::first_fit_packing{}.pack(ctx, {gs::gpu_demand::whole(1_gpus), {}, {}, h100});
+    auto a = gs::first_fit_packing{}.pack(
+        ctx, {.gpu = gs::gpu_demand::whole(1_gpus), .allowed_models = h100});
     REQUIRE(a);
     CHECK(book.state().name(a->node) == "h");
     CHECK_FALSE(gs::first_fit_packing{}.pack(
