@@ -15,11 +15,7 @@ set(_gpusched_warnings
     -Wsign-conversion
     -Wshadow
     -Wold-style-cast
-    -Wnon-virtual-dtor
-    # Decision vocabulary (reason, decision, ...) is aggregates with default member
-    # initialisers, built by naming a prefix of their fields; new trailing fields must not turn
-    # every existing brace-initialisation into a warning.
-    -Wno-missing-field-initializers)
+    -Wnon-virtual-dtor)
 
 target_compile_options(
   gpusched_dev_flags

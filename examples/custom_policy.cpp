@@ -83,7 +83,7 @@ std::vector<gs::node_spec> two_racks() {
     n.id = gs::node_id{i + 1};
     n.name = std::string(i < 2 ? "rack-a-" : "rack-b-") + std::to_string(i % 2);
     n.gpu_model = "A100-SXM4-80GB";
-    n.gpus = 8;
+    n.gpus = 8_gpus;
     n.cpu = 128_cores;
     n.memory = 1024_gib;
     nodes.push_back(n);

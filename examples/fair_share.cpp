@@ -34,17 +34,15 @@ const char* team_name(gs::tenant_id t) {
 }
 
 gs::job_spec job(unsigned id, unsigned team, const char* name, int gpus, int cores, int submit) {
-  gs::job_spec j;
-  j.id = gs::job_id{id};
-  j.name = name;
-  j.tenant = gs::tenant_id{team};
-  j.submit = gs::at(gs::seconds(submit));
-  j.groups.push_back(
-      {"worker",
-       {gs::gpu_demand::whole(gs::gpu_count{gpus}), gs::cpu_millis{cores * 1000}, 64_gib, {}},
-       1,
-       -1});
-  return j;
+  return {.id = gs::job_id{id},
+          .name = name,
+          .tenant = gs::tenant_id{team},
+          .submit = gs::at(gs::seconds(submit)),
+          .groups = {{.name = "worker",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = gs::cpu_millis{cores * 1000},
+                                  .memory = 64_gib},
+                      .count = 1}}};
 }
 
 // Each team's current allocation as shares of the cluster, and its dominant share.
@@ -106,13 +104,23 @@ void run_cycle(const char* title, Pipeline& pipe, gs::ledger& book,
 int main() {
   const gs::gpu_catalog catalog = gs::basic_catalog();
   const std::vector<gs::node_spec> nodes = {
-      {gs::node_id{1}, "dgx-a", "H100-SXM5-80GB", 8, false, 64_cores, 1024_gib, {}, 0},
-      {gs::node_id{2}, "dgx-b", "H100-SXM5-80GB", 8, false, 64_cores, 1024_gib, {}, 0},
+      {.id = gs::node_id{1},
+       .name = "dgx-a",
+       .gpu_model = "H100-SXM5-80GB",
+       .gpus = 8_gpus,
+       .cpu = 64_cores,
+       .memory = 1024_gib},
+      {.id = gs::node_id{2},
+       .name = "dgx-b",
+       .gpu_model = "H100-SXM5-80GB",
+       .gpus = 8_gpus,
+       .cpu = 64_cores,
+       .memory = 1024_gib},
   };
   gs::ledger book(gs::cluster(catalog, nodes));
-  const gs::tenant_tree teams({{gs::tenant_id{1}, "vision", {}, 2.0, 0},
-                               {gs::tenant_id{2}, "nlp", {}, 1.0, 0},
-                               {gs::tenant_id{3}, "etl", {}, 1.0, 0}});
+  const gs::tenant_tree teams({{.id = gs::tenant_id{1}, .name = "vision", .weight = 2.0},
+                               {.id = gs::tenant_id{2}, .name = "nlp"},
+                               {.id = gs::tenant_id{3}, .name = "etl"}});
 
   std::vector<gs::job_spec> queue;
   // vision: five 2-GPU jobs; nlp: four 4-GPU jobs; etl: five 1-GPU jobs with 24 cores each

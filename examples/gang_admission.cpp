@@ -41,13 +41,14 @@ constexpr int node_count = 8;
 constexpr int gpus_per_node = 8;
 
 gs::job_spec job(unsigned id, std::string name, int tasks, int gpus, std::optional<int> minutes) {
-  gs::job_spec j;
-  j.id = gs::job_id{id};
-  j.name = std::move(name);
-  if (minutes) j.expected_duration = gs::seconds(60LL * *minutes);
-  j.groups.push_back(
-      {"rank", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 2_cores, 16_gib, {}}, tasks, -1});
-  return j;
+  return {.id = gs::job_id{id},
+          .name = std::move(name),
+          .expected_duration = minutes ? std::optional(gs::seconds(60LL * *minutes)) : std::nullopt,
+          .groups = {{.name = "rank",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = 2_cores,
+                                  .memory = 16_gib},
+                      .count = tasks}}};
 }
 
 /// How long a job really runs: its estimate, or (the notebook) 4 hours.
@@ -86,15 +87,12 @@ std::string line(const gs::decision& d, const gs::cluster& c, const gs::job_spec
 gs::ledger initial_cluster(const gs::job_spec& running) {
   std::vector<gs::node_spec> nodes;
   for (unsigned i = 0; i < node_count; ++i) {
-    nodes.push_back({gs::node_id{i + 1},
-                     "n" + std::to_string(i),
-                     "H100-SXM5-80GB",
-                     gpus_per_node,
-                     false,
-                     64_cores,
-                     1024_gib,
-                     {},
-                     0});
+    nodes.push_back({.id = gs::node_id{i + 1},
+                     .name = "n" + std::to_string(i),
+                     .gpu_model = "H100-SXM5-80GB",
+                     .gpus = gs::gpu_count{gpus_per_node},
+                     .cpu = 64_cores,
+                     .memory = 1024_gib});
   }
   gs::ledger book(gs::cluster(gs::basic_catalog(), nodes));
   auto setup = gs::make_pipeline(gs::gang_placement{});

@@ -20,10 +20,6 @@ using namespace gpusched::literals;
 
 namespace {
 
-gs::task_group group(std::string name, gs::task_request r, int count) {
-  return gs::task_group{std::move(name), r, count, -1};
-}
-
 void print_cycle(const char* title, const gs::cycle_result& res, const gs::job_queue& queue,
                  const gs::ledger& book) {
   std::printf("== %s\n", title);
@@ -58,66 +54,82 @@ int main() {
   const auto h100 = catalog.id("H100-SXM5-80GB");
 
   const std::vector<gs::node_spec> nodes = {
-      {gs::node_id{1}, "dgx-a", "H100-SXM5-80GB", 8, false, 112_cores, 2048_gib, {}, 0},
-      {gs::node_id{2}, "dgx-b", "H100-SXM5-80GB", 8, false, 112_cores, 2048_gib, {}, 0},
-      {gs::node_id{3}, "t4-box", "T4", 4, false, 32_cores, 256_gib, {}, 0},
-      {gs::node_id{4}, "mig-box", "A100-SXM4-40GB", 2, true, 64_cores, 512_gib, {}, 0},
+      {.id = gs::node_id{1},
+       .name = "dgx-a",
+       .gpu_model = "H100-SXM5-80GB",
+       .gpus = 8_gpus,
+       .cpu = 112_cores,
+       .memory = 2048_gib},
+      {.id = gs::node_id{2},
+       .name = "dgx-b",
+       .gpu_model = "H100-SXM5-80GB",
+       .gpus = 8_gpus,
+       .cpu = 112_cores,
+       .memory = 2048_gib},
+      {.id = gs::node_id{3},
+       .name = "t4-box",
+       .gpu_model = "T4",
+       .gpus = 4_gpus,
+       .cpu = 32_cores,
+       .memory = 256_gib},
+      {.id = gs::node_id{4},
+       .name = "mig-box",
+       .gpu_model = "A100-SXM4-40GB",
+       .gpus = 2_gpus,
+       .mig_enabled = true,
+       .cpu = 64_cores,
+       .memory = 512_gib},
   };
   gs::ledger book(gs::cluster(catalog, nodes));
 
   gs::gpu_model_set only_h100;
   only_h100.insert(h100);
-  const gs::task_request launcher{gs::gpu_demand::none(), 4_cores, 16_gib, {}};
-  const gs::task_request h100x8{gs::gpu_demand::whole(8_gpus), 48_cores, 512_gib, only_h100};
-  const gs::task_request any_x4{gs::gpu_demand::whole(4_gpus), 16_cores, 128_gib, {}};
+  const gs::task_request launcher{.gpu = gs::gpu_demand::none(), .cpu = 4_cores, .memory = 16_gib};
+  const gs::task_request h100x8{.gpu = gs::gpu_demand::whole(8_gpus),
+                                .cpu = 48_cores,
+                                .memory = 512_gib,
+                                .allowed_models = only_h100};
+  const gs::task_request any_x4{
+      .gpu = gs::gpu_demand::whole(4_gpus), .cpu = 16_cores, .memory = 128_gib};
 
   gs::job_queue queue;
   auto submit = [&](gs::job_spec j) { queue.push(std::move(j), catalog); };
-  submit({gs::job_id{1},
-          "pretrain",
-          gs::tenant_id{1},
-          0,
-          gs::at(gs::seconds(0)),
-          {},
-          {},
-          true,
-          {group("launcher", launcher, 1), group("worker", h100x8, 2)}});
-  submit({gs::job_id{2},
-          "finetune",
-          gs::tenant_id{2},
-          0,
-          gs::at(gs::seconds(1)),
-          {},
-          {},
-          true,
-          {group("worker", any_x4, 3)}});
-  submit({gs::job_id{3},
-          "notebook",
-          gs::tenant_id{3},
-          0,
-          gs::at(gs::seconds(2)),
-          {},
-          {},
-          true,
-          {group("kernel", {gs::gpu_demand::fraction(250_mgpu), 2_cores, 8_gib, {}}, 1)}});
-  submit({gs::job_id{4},
-          "inference",
-          gs::tenant_id{3},
-          0,
-          gs::at(gs::seconds(3)),
-          {},
-          {},
-          true,
-          {group("server", {gs::gpu_demand::mig(3, 4), 8_cores, 32_gib, {}}, 2)}});
-  submit({gs::job_id{5},
-          "too-wide",
-          gs::tenant_id{2},
-          0,
-          gs::at(gs::seconds(4)),
-          {},
-          {},
-          true,
-          {group("worker", {gs::gpu_demand::whole(16_gpus), 8_cores, 64_gib, {}}, 1)}});
+  submit({.id = gs::job_id{1},
+          .name = "pretrain",
+          .tenant = gs::tenant_id{1},
+          .submit = gs::at(gs::seconds(0)),
+          .groups = {{.name = "launcher", .request = launcher, .count = 1},
+                     {.name = "worker", .request = h100x8, .count = 2}}});
+  submit({.id = gs::job_id{2},
+          .name = "finetune",
+          .tenant = gs::tenant_id{2},
+          .submit = gs::at(gs::seconds(1)),
+          .groups = {{.name = "worker", .request = any_x4, .count = 3}}});
+  submit(
+      {.id = gs::job_id{3},
+       .name = "notebook",
+       .tenant = gs::tenant_id{3},
+       .submit = gs::at(gs::seconds(2)),
+       .groups = {
+           {.name = "kernel",
+            .request = {.gpu = gs::gpu_demand::fraction(250_mgpu), .cpu = 2_cores, .memory = 8_gib},
+            .count = 1}}});
+  submit(
+      {.id = gs::job_id{4},
+       .name = "inference",
+       .tenant = gs::tenant_id{3},
+       .submit = gs::at(gs::seconds(3)),
+       .groups = {{.name = "server",
+                   .request = {.gpu = gs::gpu_demand::mig(3, 4), .cpu = 8_cores, .memory = 32_gib},
+                   .count = 2}}});
+  submit({.id = gs::job_id{5},
+          .name = "too-wide",
+          .tenant = gs::tenant_id{2},
+          .submit = gs::at(gs::seconds(4)),
+          .groups = {
+              {.name = "worker",
+               .request = {.gpu = gs::gpu_demand::whole(16_gpus), .cpu = 8_cores, .memory = 64_gib},
+               .count = 1}}});
 
   auto pipe = gs::make_pipeline();  // FIFO, gang admission, first fit, priority preemption
   gs::random_engine rng(42);
@@ -144,15 +156,13 @@ int main() {
   forget_decided(res);
 
   // Cycle 3: an urgent evaluation with higher priority needs two full H100 nodes.
-  submit({gs::job_id{6},
-          "urgent-eval",
-          gs::tenant_id{1},
-          10,
-          gs::at(gs::seconds(3700)),
-          {},
-          {},
-          false,
-          {group("worker", h100x8, 2)}});
+  submit({.id = gs::job_id{6},
+          .name = "urgent-eval",
+          .tenant = gs::tenant_id{1},
+          .priority = 10,
+          .submit = gs::at(gs::seconds(3700)),
+          .preemptible = false,
+          .groups = {{.name = "worker", .request = h100x8, .count = 2}}});
   res = pipe.schedule(book, queue.jobs(), gs::at(gs::seconds(3700)), rng);
   print_cycle("cycle 3 at t=3700s, urgent job (priority 10) arrives", res, queue, book);
   forget_decided(res);
@@ -162,15 +172,11 @@ int main() {
   for (const auto& d : res.decisions) {
     for (gs::job_id v : d.victims) {
       std::printf("  requeue job %u (victim of job %u)\n", v.value(), d.job.value());
-      submit({v,
-              "finetune",
-              gs::tenant_id{2},
-              0,
-              gs::at(gs::seconds(3700)),
-              {},
-              {},
-              true,
-              {group("worker", any_x4, 3)}});
+      submit({.id = v,
+              .name = "finetune",
+              .tenant = gs::tenant_id{2},
+              .submit = gs::at(gs::seconds(3700)),
+              .groups = {{.name = "worker", .request = any_x4, .count = 3}}});
     }
   }
   res = pipe.schedule(book, queue.jobs(), gs::at(gs::seconds(3701)), rng);

@@ -81,19 +81,26 @@ void plan_and_print(const std::vector<gs::mig_gpu_layout>& gpus,
 
 int main() {
   const std::vector<gs::mig_gpu_layout> gpus = {
-      {true, true, {{{prof("7g.40gb"), 0}, true, gs::job_id{11}}}},
-      {true, true, {{{prof("3g.20gb"), 0}, true, gs::job_id{12}}, {{prof("1g.5gb"), 4}}}},
-      {true, true, {{{prof("4g.20gb"), 0}}}},
-      {false, true, {}},
+      {.instances = {{.placement = {.profile = prof("7g.40gb"), .start = 0},
+                      .busy = true,
+                      .owner = gs::job_id{11}}}},
+      {.instances = {{.placement = {.profile = prof("3g.20gb"), .start = 0},
+                      .busy = true,
+                      .owner = gs::job_id{12}},
+                     {.placement = {.profile = prof("1g.5gb"), .start = 4}}}},
+      {.instances = {{.placement = {.profile = prof("4g.20gb"), .start = 0}}}},
+      {.mig_enabled = false, .instances = {}},  // MIG off, idle
   };
   show("current layouts:", gpus);
 
   // Two notebooks (1g) and one inference server (3g).
-  plan_and_print(gpus, {{prof("1g.5gb"), 2}, {prof("3g.20gb"), 1}}, false);
+  plan_and_print(
+      gpus, {{.profile = prof("1g.5gb"), .count = 2}, {.profile = prof("3g.20gb"), .count = 1}},
+      false);
   // Six 3g instances: without touching running work, five are reachable (gpu 1's right
   // half after its idle 1g goes, gpu 2 after its idle 4g goes, gpu 3 once MIG is on).
-  plan_and_print(gpus, {{prof("3g.20gb"), 6}}, false);
+  plan_and_print(gpus, {{.profile = prof("3g.20gb"), .count = 6}}, false);
   // The same, with preemption allowed: exactly one busy instance goes, and the plan says whose.
-  plan_and_print(gpus, {{prof("3g.20gb"), 6}}, true);
+  plan_and_print(gpus, {{.profile = prof("3g.20gb"), .count = 6}}, true);
   return 0;
 }

@@ -24,15 +24,14 @@ namespace {
 
 gs::job_spec notebook(unsigned id, const char* name, gs::memory_mib gpu_memory) {
   return {
-      gs::job_id{id},
-      name,
-      gs::tenant_id{1},
-      0,
-      gs::at(gs::seconds(id)),
-      {},
-      {},
-      true,
-      {gs::task_group{"kernel", {gs::gpu_demand::replica(gpu_memory), 2_cores, 8_gib, {}}, 1, -1}}};
+      .id = gs::job_id{id},
+      .name = name,
+      .tenant = gs::tenant_id{1},
+      .submit = gs::at(gs::seconds(id)),
+      .groups = {gs::task_group{
+          .name = "kernel",
+          .request = {.gpu = gs::gpu_demand::replica(gpu_memory), .cpu = 2_cores, .memory = 8_gib},
+          .count = 1}}};
 }
 
 /// Why a replica grant is allowed on its GPU: the GPU's mode and the memory check.
@@ -128,8 +127,18 @@ int main() {
   const gs::gpu_catalog catalog = gs::basic_catalog();
   // lab-a: two exclusive A100s at first; lab-b: one A100 shared by MPS as 3 replicas.
   std::vector<gs::node_spec> nodes = {
-      {gs::node_id{1}, "lab-a", "A100-SXM4-40GB", 2, false, 32_cores, 256_gib, {}, 0},
-      {gs::node_id{2}, "lab-b", "A100-SXM4-40GB", 1, false, 32_cores, 256_gib, {}, 0},
+      {.id = gs::node_id{1},
+       .name = "lab-a",
+       .gpu_model = "A100-SXM4-40GB",
+       .gpus = 2_gpus,
+       .cpu = 32_cores,
+       .memory = 256_gib},
+      {.id = gs::node_id{2},
+       .name = "lab-b",
+       .gpu_model = "A100-SXM4-40GB",
+       .gpus = 1_gpus,
+       .cpu = 32_cores,
+       .memory = 256_gib},
   };
   nodes[1].sharing = gs::gpu_sharing::mps;
   nodes[1].replicas = 3;
@@ -154,15 +163,14 @@ int main() {
   submit(notebook(1, "nb-alice", 0_mib));
   submit(notebook(2, "nb-bob", 30_gib));  // more than the MPS limit of 20 GiB
   submit(notebook(3, "nb-carol", 16_gib));
-  submit({gs::job_id{4},
-          "train-1gpu",
-          gs::tenant_id{2},
-          0,
-          gs::at(gs::seconds(4)),
-          {},
-          {},
-          true,
-          {gs::task_group{"worker", {gs::gpu_demand::whole(1_gpus), 8_cores, 64_gib, {}}, 1, -1}}});
+  submit({.id = gs::job_id{4},
+          .name = "train-1gpu",
+          .tenant = gs::tenant_id{2},
+          .submit = gs::at(gs::seconds(4)),
+          .groups = {gs::task_group{
+              .name = "worker",
+              .request = {.gpu = gs::gpu_demand::whole(1_gpus), .cpu = 8_cores, .memory = 64_gib},
+              .count = 1}}});
   submit(notebook(5, "nb-dave", 8_gib));
 
   auto pipe = gs::make_pipeline();  // FIFO, gang admission, first fit, priority preemption
@@ -173,16 +181,15 @@ int main() {
 
   submit(notebook(6, "nb-erin", 8_gib));
   submit(notebook(7, "nb-frank", 24_gib));  // over the MPS limit; the time-sliced GPU is full
-  submit({gs::job_id{8},
-          "half-gpu",
-          gs::tenant_id{2},
-          0,
-          gs::at(gs::seconds(10)),
-          {},
-          {},
-          true,
-          {gs::task_group{
-              "worker", {gs::gpu_demand::fraction(500_mgpu), 4_cores, 16_gib, {}}, 1, -1}}});
+  submit(
+      {.id = gs::job_id{8},
+       .name = "half-gpu",
+       .tenant = gs::tenant_id{2},
+       .submit = gs::at(gs::seconds(10)),
+       .groups = {gs::task_group{
+           .name = "worker",
+           .request = {.gpu = gs::gpu_demand::fraction(500_mgpu), .cpu = 4_cores, .memory = 16_gib},
+           .count = 1}}});
   res = pipe.schedule(book, queue.jobs(), gs::at(gs::seconds(20)), rng);
   print_cycle("cycle 2 at t=20s: two notebooks and a half-GPU job", res, queue, book);
   forget_decided(res);

@@ -12,7 +12,9 @@
 //    job instead of evicting it;
 //  - a gang preemptor gets whole gangs as victims, evictions and placement commit together,
 //    and the invariant checker confirms the cluster stays consistent.
+#include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,16 +29,16 @@ const gs::sim_time now = gs::at(gs::seconds(6 * 3600));  // 06:00 into the day
 
 gs::sim_time ago(int minutes) { return now - gs::seconds(60LL * minutes); }
 
-gs::job_spec job(unsigned id, std::string name, int tasks, int gpus, int min_tasks = -1) {
-  gs::job_spec j;
-  j.id = gs::job_id{id};
-  j.name = std::move(name);
-  j.priority = 0;
-  j.groups.push_back({"worker",
-                      {gs::gpu_demand::whole(gs::gpu_count{gpus}), 4_cores, 32_gib, {}},
-                      tasks,
-                      min_tasks});
-  return j;
+/// `tasks` workers of `gpus` GPUs each; elastic down to `min_tasks` workers when given.
+gs::job_spec job(unsigned id, std::string name, int tasks, int gpus,
+                 std::optional<std::int32_t> min_tasks = std::nullopt) {
+  const gs::task_request worker{
+      .gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}), .cpu = 4_cores, .memory = 32_gib};
+  return {
+      .id = gs::job_id{id},
+      .name = std::move(name),
+      .groups = {min_tasks ? gs::task_group::elastic("worker", worker, *min_tasks, tasks)
+                           : gs::task_group{.name = "worker", .request = worker, .count = tasks}}};
 }
 
 void run(gs::ledger& book, const gs::job_spec& j, std::vector<unsigned> nodes, gs::sim_time start) {
@@ -55,15 +57,12 @@ void run(gs::ledger& book, const gs::job_spec& j, std::vector<unsigned> nodes, g
 gs::ledger initial_cluster() {
   std::vector<gs::node_spec> nodes;
   for (unsigned i = 0; i < 4; ++i) {
-    nodes.push_back({gs::node_id{i + 1},
-                     "n" + std::to_string(i),
-                     "H100-SXM5-80GB",
-                     8,
-                     false,
-                     64_cores,
-                     1024_gib,
-                     {},
-                     0});
+    nodes.push_back({.id = gs::node_id{i + 1},
+                     .name = "n" + std::to_string(i),
+                     .gpu_model = "H100-SXM5-80GB",
+                     .gpus = 8_gpus,
+                     .cpu = 64_cores,
+                     .memory = 1024_gib});
   }
   gs::ledger book(gs::cluster(gs::basic_catalog(), nodes));
   auto a = job(1, "exp-a", 1, 8);  // checkpointed 2 minutes ago

@@ -38,15 +38,12 @@ constexpr const char* trace_text = R"(timestamp,duration,num_gpus,gpu_time,clust
 gs::sim_summary replay(const gs::trace& tr, const char* admission, const char* label) {
   std::vector<gs::node_spec> nodes;
   for (unsigned i = 0; i < 2; ++i) {
-    nodes.push_back({gs::node_id{i + 1},
-                     "n" + std::to_string(i),
-                     "V100-SXM2-32GB",
-                     4,
-                     false,
-                     gs::cpu_millis{32000},
-                     gs::memory_mib{256 * 1024},
-                     {},
-                     0});
+    nodes.push_back({.id = gs::node_id{i + 1},
+                     .name = "n" + std::to_string(i),
+                     .gpu_model = "V100-SXM2-32GB",
+                     .gpus = gs::gpu_count{4},
+                     .cpu = gs::cpu_millis{32000},
+                     .memory = gs::memory_mib{256 * 1024}});
   }
   gs::pipeline_config pc;
   pc.admission = admission;
@@ -61,7 +58,7 @@ gs::sim_summary replay(const gs::trace& tr, const char* admission, const char* l
   sim.run([&]() -> std::optional<gs::sim_job> {
     if (k >= tr.jobs.size()) return std::nullopt;
     const auto& r = tr.jobs[k++];
-    return gs::sim_job{gs::to_job_spec(r, conv), r.duration};
+    return gs::sim_job{.spec = gs::to_job_spec(r, conv), .work = r.duration};
   });
   std::printf("== %s (admission '%s')\n", label, admission);
   std::printf("  job tenant gpus  submit   start  finish     JCT\n");

@@ -81,14 +81,12 @@ void part1() {
 }
 
 gs::job_spec gang(unsigned id, const char* name, int tasks, int gpus) {
-  gs::job_spec j;
-  j.id = gs::job_id{id};
-  j.name = name;
-  gs::task_request r;
-  r.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus});
-  r.cpu = gs::cpu_millis{4000};
-  j.groups.push_back({"worker", r, tasks, -1});
-  return j;
+  return {.id = gs::job_id{id},
+          .name = name,
+          .groups = {{.name = "worker",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = gs::cpu_millis{4000}},
+                      .count = tasks}}};
 }
 
 void show(gs::topology_aware_placement& p, gs::ledger& book, const gs::job_spec& j) {
@@ -132,15 +130,13 @@ void part2() {
   const auto h100 = model->add_node_type(gs::dgx_h100());
   std::vector<gs::node_spec> nodes;
   for (unsigned i = 0; i < 16; ++i) {
-    nodes.push_back({gs::node_id{i + 1},
-                     "n" + std::to_string(i),
-                     "H100-SXM5-80GB",
-                     8,
-                     false,
-                     gs::cpu_millis{112000},
-                     gs::memory_mib{2048 * 1024},
-                     {},
-                     h100});
+    nodes.push_back({.id = gs::node_id{i + 1},
+                     .name = "n" + std::to_string(i),
+                     .gpu_model = "H100-SXM5-80GB",
+                     .gpus = gs::gpu_count{8},
+                     .cpu = gs::cpu_millis{112000},
+                     .memory = gs::memory_mib{2048 * 1024},
+                     .topology = h100});
   }
   gs::ledger book(gs::cluster(gs::basic_catalog(), nodes));
   model->check(book.state());

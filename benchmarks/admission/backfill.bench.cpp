@@ -47,8 +47,11 @@ gs::job_spec job(unsigned id, int tasks, int gpus, gs::sim_duration duration) {
   j.id = gs::job_id{id};
   j.submit = gs::at(gs::seconds(id));
   j.expected_duration = duration;
-  j.groups.push_back(
-      {"w", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, tasks, -1});
+  j.groups.push_back({.name = "w",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = 1_cores,
+                                  .memory = 1_gib},
+                      .count = tasks});
   return j;
 }
 

@@ -21,6 +21,7 @@
 
 #include <algorithm>  // std::max
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include <gpusched/gpusched.hpp>
@@ -47,8 +48,11 @@ gs::ledger loaded_cluster(std::size_t nodes, unsigned idle_percent, int min_busy
     if (busy == 0) continue;
     gs::job_spec j;
     j.id = gs::job_id{id++};
-    j.groups.push_back(
-        {"w", {gs::gpu_demand::whole(gs::gpu_count{busy}), 1_cores, 1_gib, {}}, 1, -1});
+    j.groups.push_back({.name = "w",
+                        .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{busy}),
+                                    .cpu = 1_cores,
+                                    .memory = 1_gib},
+                        .count = 1});
     const gs::schedule_context ctx(book, {}, g);
     auto a =
         pack.fit(ctx, gs::node_index{static_cast<gs::node_index::rep>(n)}, j.groups[0].request);
@@ -60,20 +64,28 @@ gs::ledger loaded_cluster(std::size_t nodes, unsigned idle_percent, int min_busy
   return book;
 }
 
-gs::job_spec gang_1024(int worker_gpus, int min_workers = -1) {
+gs::job_spec gang_1024(int worker_gpus, std::optional<std::int32_t> min_workers = std::nullopt) {
   gs::job_spec j;
   j.id = gs::job_id{1};
   j.name = "gang-1024";
   j.expected_duration = gs::seconds(3600);
   if (worker_gpus == 8) {
-    j.groups.push_back({"launcher", {gs::gpu_demand::none(), 4_cores, 16_gib, {}}, 1, -1});
     j.groups.push_back(
-        {"worker", {gs::gpu_demand::whole(8_gpus), 16_cores, 64_gib, {}}, 1023, min_workers});
+        {.name = "launcher",
+         .request = {.gpu = gs::gpu_demand::none(), .cpu = 4_cores, .memory = 16_gib},
+         .count = 1});
+    j.groups.push_back(
+        {.name = "worker",
+         .request = {.gpu = gs::gpu_demand::whole(8_gpus), .cpu = 16_cores, .memory = 64_gib},
+         .count = 1023,
+         .min_count = min_workers});
   } else {
-    j.groups.push_back({"rank",
-                        {gs::gpu_demand::whole(gs::gpu_count{worker_gpus}), 2_cores, 8_gib, {}},
-                        1024,
-                        min_workers});
+    j.groups.push_back({.name = "rank",
+                        .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{worker_gpus}),
+                                    .cpu = 2_cores,
+                                    .memory = 8_gib},
+                        .count = 1024,
+                        .min_count = min_workers});
   }
   return j;
 }

@@ -155,8 +155,11 @@ gs::ledger busy_cluster(std::size_t running, std::uint64_t seed) {
     j.tenant = gs::tenant_id{static_cast<gs::tenant_id::rep>(gs::uniform_index(g, 1000))};
     j.expected_duration = gs::seconds(3600);
     const auto gpus = static_cast<int>(1 + gs::uniform_index(g, 8));
-    j.groups.push_back(
-        {"w", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, 1, -1});
+    j.groups.push_back({.name = "w",
+                        .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                    .cpu = 1_cores,
+                                    .memory = 1_gib},
+                        .count = 1});
     load.push_back(std::move(j));
   }
   auto setup = gs::make_pipeline(gs::no_preemption{});
@@ -189,7 +192,10 @@ std::vector<gs::job_spec> pending_jobs(std::size_t count, std::uint64_t seed) {
     j.id = gs::job_id{static_cast<gs::job_id::rep>(k + 1)};
     j.tenant = gs::tenant_id{static_cast<gs::tenant_id::rep>(gs::uniform_index(g, 1000))};
     j.submit = gs::at(gs::seconds(static_cast<std::int64_t>(k)));
-    j.groups.push_back({"w", {gs::gpu_demand::whole(1_gpus), 1_cores, 1_gib, {}}, 1, -1});
+    j.groups.push_back(
+        {.name = "w",
+         .request = {.gpu = gs::gpu_demand::whole(1_gpus), .cpu = 1_cores, .memory = 1_gib},
+         .count = 1});
     out.push_back(std::move(j));
   }
   return out;

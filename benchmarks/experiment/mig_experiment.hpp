@@ -179,15 +179,13 @@ class mig_experiment {
     specs.reserve(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const auto& n = nodes[i];
-      specs.push_back({node_id{static_cast<node_id::rep>(i + 1)},
-                       n.name,
-                       n.gpus > 0 ? model_ : std::string{},
-                       n.gpus,
-                       n.gpus > 0,
-                       cpu_millis{n.cpu_milli},
-                       memory_mib{n.memory_mib},
-                       {},
-                       0});
+      specs.push_back({.id = node_id{static_cast<node_id::rep>(i + 1)},
+                       .name = n.name,
+                       .gpu_model = n.gpus > 0 ? model_ : std::string{},
+                       .gpus = gpu_count{n.gpus},
+                       .mig_enabled = n.gpus > 0,
+                       .cpu = cpu_millis{n.cpu_milli},
+                       .memory = memory_mib{n.memory_mib}});
     }
     const mig_geometry& geo = catalog[mid].mig;
     compute_slices_ = geo.compute_slices;
@@ -272,7 +270,7 @@ class mig_experiment {
       const auto& pod = pods_.at(pi);
       const auto& d = demands_[pi];
       arrived += pod.gpu_request();
-      task_request head{gpu_demand::none(), d.cpu, d.memory, {}};
+      task_request head{.gpu = gpu_demand::none(), .cpu = d.cpu, .memory = d.memory};
       if (d.instances > 0) head.gpu = gpu_demand::mig(d.compute, d.memory_slices);
       auto tx = book.begin();
       bool ok = false;
@@ -410,12 +408,12 @@ class mig_experiment {
     job_spec s;
     s.id = id;
     s.name = name;
-    s.groups.push_back({"pod", head, 1, -1});
+    s.groups.push_back({.name = "pod", .request = head, .count = 1});
     if (instances > 1) {
       task_request rest = head;
       rest.cpu = cpu_millis{0};
       rest.memory = memory_mib{0};
-      s.groups.push_back({"gpus", rest, instances - 1, -1});
+      s.groups.push_back({.name = "gpus", .request = rest, .count = instances - 1});
     }
     return s;
   }

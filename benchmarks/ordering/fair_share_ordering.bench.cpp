@@ -43,8 +43,11 @@ const fixture& get(std::size_t n, std::size_t tenants) {
     gs::job_spec j;
     j.id = gs::job_id{id++};
     j.tenant = gs::tenant_id{static_cast<unsigned>(gs::uniform_index(g, tenants))};
-    j.groups.push_back(
-        {"w", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 4_cores, 32_gib, {}}, 1, -1});
+    j.groups.push_back({.name = "w",
+                        .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                    .cpu = 4_cores,
+                                    .memory = 32_gib},
+                        .count = 1});
     load.push_back(std::move(j));
     held += gpus;
   }
@@ -58,10 +61,11 @@ const fixture& get(std::size_t n, std::size_t tenants) {
     j.submit = gs::at(gs::seconds(static_cast<int>(gs::uniform_index(g, 100000))));
     j.expected_duration = gs::seconds(static_cast<int>(60 + gs::uniform_index(g, 36000)));
     const int gpus = 1 << gs::uniform_index(g, 4);
-    j.groups.push_back({"w",
-                        {gs::gpu_demand::whole(gs::gpu_count{gpus}), 4_cores, 32_gib, {}},
-                        static_cast<int>(1 + gs::uniform_index(g, 4)),
-                        -1});
+    j.groups.push_back({.name = "w",
+                        .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                    .cpu = 4_cores,
+                                    .memory = 32_gib},
+                        .count = static_cast<int>(1 + gs::uniform_index(g, 4))});
     if (gs::uniform_index(g, 2) == 0) {
       const double service = static_cast<double>(gs::uniform_index(g, 20000));
       const auto wall = gs::seconds(static_cast<int>(gs::uniform_index(g, 600)));

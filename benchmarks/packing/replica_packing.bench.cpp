@@ -27,15 +27,12 @@ std::unique_ptr<gs::ledger> make_filled(std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     std::string name = std::to_string(i);  // (not "n" + ...: g++ 12 -Wrestrict false positive)
     name.insert(name.begin(), 'n');
-    nodes.push_back({gs::node_id{static_cast<gs::node_id::rep>(i + 1)},
-                     std::move(name),
-                     "A100-SXM4-40GB",
-                     8,
-                     false,
-                     128_cores,
-                     1024_gib,
-                     {},
-                     0});
+    nodes.push_back({.id = gs::node_id{static_cast<gs::node_id::rep>(i + 1)},
+                     .name = std::move(name),
+                     .gpu_model = "A100-SXM4-40GB",
+                     .gpus = 8_gpus,
+                     .cpu = 128_cores,
+                     .memory = 1024_gib});
   }
   auto book = std::make_unique<gs::ledger>(gs::cluster(gs::basic_catalog(), nodes));
   for (gs::node_index ni : book->state().nodes()) {
@@ -43,7 +40,7 @@ std::unique_ptr<gs::ledger> make_filled(std::size_t n) {
     book->configure_sharing(ni, 1, gs::gpu_sharing::mps, 4);
   }
   const auto target = book->state().total_replicas() * 95 / 100;
-  const gs::task_request req{gs::gpu_demand::replica(), 100_mcpu, 256_mib, {}};
+  const gs::task_request req{.gpu = gs::gpu_demand::replica(), .cpu = 100_mcpu, .memory = 256_mib};
   gs::random_engine rng(1);
   unsigned id = 1;
   std::int64_t used = 0;
@@ -51,7 +48,7 @@ std::unique_ptr<gs::ledger> make_filled(std::size_t n) {
     const int tasks = static_cast<int>(std::min<std::int64_t>(64, target - used));
     gs::job_spec j;
     j.id = gs::job_id{id++};
-    j.groups.push_back({"nb", req, tasks, -1});
+    j.groups.push_back({.name = "nb", .request = req, .count = tasks});
     const gs::schedule_context ctx(*book, gs::sim_time{}, rng);
     auto tx = book->begin();
     for (int t = 0; t < tasks; ++t) {
@@ -74,7 +71,8 @@ gs::ledger& filled(std::size_t n) {
 template <class Pack>
 void run(benchmark::State& state) {
   gs::ledger& book = filled(static_cast<std::size_t>(state.range(0)));
-  const gs::task_request req{gs::gpu_demand::replica(8_gib), 500_mcpu, 1_gib, {}};
+  const gs::task_request req{
+      .gpu = gs::gpu_demand::replica(8_gib), .cpu = 500_mcpu, .memory = 1_gib};
   gs::random_engine rng(2);
   const Pack pack{};
   std::int64_t placed = 0;

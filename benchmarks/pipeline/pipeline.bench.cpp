@@ -36,8 +36,11 @@ fixture make_fixture(std::size_t nodes, std::uint64_t seed) {
     const int gpus = 1 << gs::uniform_index(g, 4);
     gs::job_spec j;
     j.id = gs::job_id{id++};
-    j.groups.push_back(
-        {"w", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 4_cores, 32_gib, {}}, 1, -1});
+    j.groups.push_back({.name = "w",
+                        .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                    .cpu = 4_cores,
+                                    .memory = 32_gib},
+                        .count = 1});
     load.push_back(j);
     held += gpus;
   }
@@ -49,8 +52,11 @@ fixture make_fixture(std::size_t nodes, std::uint64_t seed) {
     j.id = gs::job_id{id++};
     j.priority = gs::uniform_index(g, 4) == 0 ? 1 : 0;
     j.submit = gs::at(gs::seconds(k));
-    j.groups.push_back(
-        {"w", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 4_cores, 32_gib, {}}, tasks, -1});
+    j.groups.push_back({.name = "w",
+                        .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                    .cpu = 4_cores,
+                                    .memory = 32_gib},
+                        .count = tasks});
     f.pending.push_back(std::move(j));
   }
   return f;

@@ -41,7 +41,10 @@ gs::job_spec small_job(unsigned id, gs::gpu_demand d, int priority) {
   gs::job_spec j;
   j.id = gs::job_id{id};
   j.priority = priority;
-  j.groups.push_back({"w", {d, gs::cpu_millis{1000}, gs::memory_mib{1024}, {}}, 1, -1});
+  j.groups.push_back(
+      {.name = "w",
+       .request = {.gpu = d, .cpu = gs::cpu_millis{1000}, .memory = gs::memory_mib{1024}},
+       .count = 1});
   return j;
 }
 

@@ -444,30 +444,24 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
       const auto& n = list[i];
       if (n.gpus > 0) ensure_model(n.model);
       gpus_per_node = std::max(gpus_per_node, n.gpus);
-      nodes.push_back({gs::node_id{static_cast<gs::node_id::rep>(i + 1)},
-                       n.name,
-                       n.gpus > 0 ? n.model : std::string(),
-                       n.gpus,
-                       false,
-                       gs::cpu_millis{n.cpu_milli},
-                       gs::memory_mib{n.memory_mib},
-                       {},
-                       0});
+      nodes.push_back({.id = gs::node_id{static_cast<gs::node_id::rep>(i + 1)},
+                       .name = n.name,
+                       .gpu_model = n.gpus > 0 ? n.model : std::string(),
+                       .gpus = gs::gpu_count{n.gpus},
+                       .cpu = gs::cpu_millis{n.cpu_milli},
+                       .memory = gs::memory_mib{n.memory_mib}});
     }
     if (nodes.empty()) throw usage_error{"--cluster: " + cs.openb_nodes + " lists no nodes"};
   } else {
     nodes.reserve(cs.nodes);
     for (std::size_t i = 0; i < cs.nodes; ++i) {
-      nodes.push_back(
-          {gs::node_id{static_cast<gs::node_id::rep>(i + 1)},
-           "n" + std::to_string(i),
-           cs.model,
-           cs.gpus,
-           false,
-           gs::cpu_millis{static_cast<std::int64_t>(o.cpu_per_gpu * 1000) * std::max(cs.gpus, 1)},
-           gs::memory_mib{std::int64_t{64} * 1024 * std::max(cs.gpus, 1)},
-           {},
-           0});
+      nodes.push_back({.id = gs::node_id{static_cast<gs::node_id::rep>(i + 1)},
+                       .name = "n" + std::to_string(i),
+                       .gpu_model = cs.model,
+                       .gpus = gs::gpu_count{cs.gpus},
+                       .cpu = gs::cpu_millis{static_cast<std::int64_t>(o.cpu_per_gpu * 1000) *
+                                             std::max(cs.gpus, 1)},
+                       .memory = gs::memory_mib{std::int64_t{64} * 1024 * std::max(cs.gpus, 1)}});
     }
   }
   // openb gpu_spec constraints: model names no node has are added too, so that such jobs stay

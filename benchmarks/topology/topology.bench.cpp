@@ -111,7 +111,7 @@ void BM_gang_three_tier(benchmark::State& st) {
   gs::task_request r;
   r.gpu = gs::gpu_demand::whole(gs::gpu_count{8});
   r.cpu = gs::cpu_millis{1000};
-  j.groups.push_back({"worker", r, 8, -1});
+  j.groups.push_back({.name = "worker", .request = r, .count = 8});
   gs::topology_aware_placement p(model);
   gs::first_fit_packing pack;
   gs::random_engine rng(1);

@@ -22,10 +22,10 @@ inline std::vector<node_spec> random_nodes(random_engine& g, std::size_t nodes,
     node_spec s;
     s.id = node_id{static_cast<node_id::rep>(i + 1)};
     s.name = "n" + std::to_string(i);
-    s.gpus = gpu_counts[uniform_index(g, 6)];
+    s.gpus = gpu_count{gpu_counts[uniform_index(g, 6)]};
     s.gpu_model = models[uniform_index(g, 5)];
-    s.mig_enabled = allow_mig && s.gpus > 0 && s.gpu_model == std::string("A100-SXM4-40GB") &&
-                    uniform_index(g, 2) == 0;
+    s.mig_enabled = allow_mig && s.gpus > gpu_count{0} &&
+                    s.gpu_model == std::string("A100-SXM4-40GB") && uniform_index(g, 2) == 0;
     s.cpu = cpu_millis{static_cast<std::int64_t>(8 + uniform_index(g, 57)) * 1000};
     s.memory = memory_mib{static_cast<std::int64_t>(32 + uniform_index(g, 480)) * 1024};
     out.push_back(std::move(s));
@@ -77,10 +77,10 @@ inline job_spec random_job(random_engine& g, const gpu_catalog& cat, job_id id, 
   j.preemptible = uniform_index(g, 4) != 0;
   const auto groups = 1 + uniform_index(g, 3);
   for (std::size_t k = 0; k < groups; ++k) {
-    j.groups.push_back(
-        {"g" + std::to_string(k), random_request(g, cat),
-         static_cast<std::int32_t>(1 + uniform_index(g, static_cast<std::uint64_t>(max_tasks))),
-         -1});
+    j.groups.push_back({.name = "g" + std::to_string(k),
+                        .request = random_request(g, cat),
+                        .count = static_cast<std::int32_t>(
+                            1 + uniform_index(g, static_cast<std::uint64_t>(max_tasks)))});
   }
   return j;
 }
@@ -90,15 +90,12 @@ inline std::vector<node_spec> uniform_nodes(std::size_t nodes, int gpus,
                                             const char* model = "H100-SXM5-80GB") {
   std::vector<node_spec> out;
   for (std::size_t i = 0; i < nodes; ++i) {
-    out.push_back({node_id{static_cast<node_id::rep>(i + 1)},
-                   "n" + std::to_string(i),
-                   model,
-                   gpus,
-                   false,
-                   cpu_millis{128000},
-                   memory_mib{1024 * 1024},
-                   {},
-                   0});
+    out.push_back({.id = node_id{static_cast<node_id::rep>(i + 1)},
+                   .name = "n" + std::to_string(i),
+                   .gpu_model = model,
+                   .gpus = gpu_count{gpus},
+                   .cpu = cpu_millis{128000},
+                   .memory = memory_mib{1024 * 1024}});
   }
   return out;
 }

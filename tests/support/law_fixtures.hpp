@@ -12,6 +12,7 @@
 #include <bit>  // std::popcount
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,15 +34,15 @@ inline node_spec node_of(unsigned id, const std::string& model, int gpus,
   s.id = node_id{id};
   s.name = "n" + std::to_string(id);
   s.gpu_model = model;
-  s.gpus = gpus;
+  s.gpus = gpu_count{gpus};
   s.cpu = cpu;
   s.memory = memory;
   return s;
 }
 
-/// A task group `name` of `count` tasks of `r`; `min_count` < 0: not elastic.
+/// A task group `name` of `count` tasks of `r`; no `min_count`: not elastic.
 inline task_group group_of(const std::string& name, const task_request& r, int count,
-                           int min_count = -1) {
+                           std::optional<std::int32_t> min_count = std::nullopt) {
   task_group t;
   t.name = name;
   t.request = r;
@@ -80,11 +81,11 @@ inline std::vector<node_spec> law_nodes(random_engine& g, std::size_t nodes,
                                         std::uint32_t topology_handle = 0) {
   auto out = random_nodes(g, nodes);
   for (auto& s : out) {
-    if (s.gpus > 0 && !s.mig_enabled && uniform_index(g, 5) == 0) {
+    if (s.gpus > gpu_count{0} && !s.mig_enabled && uniform_index(g, 5) == 0) {
       s.sharing = uniform_index(g, 2) == 0 ? gpu_sharing::time_slicing : gpu_sharing::mps;
       s.replicas = 2 + static_cast<int>(uniform_index(g, 6));
     }
-    if (topology_handle != 0 && s.gpus == 8 && !s.mig_enabled &&
+    if (topology_handle != 0 && s.gpus == gpu_count{8} && !s.mig_enabled &&
         s.sharing == gpu_sharing::exclusive)
       s.topology = topology_handle;
   }
@@ -144,7 +145,7 @@ inline job_spec law_job(random_engine& g, const gpu_catalog& cat, unsigned id, s
   for (std::size_t k = 0; k < n; ++k) {
     const auto r = law_request(g, cat);
     const int count = 1 + static_cast<int>(uniform_index(g, static_cast<std::uint64_t>(max_tasks)));
-    int min = -1;
+    std::optional<std::int32_t> min;
     if (count > 1 && uniform_index(g, 3) == 0)
       min = 1 + static_cast<int>(uniform_index(g, static_cast<std::uint64_t>(count - 1)));
     groups.push_back(group_of("g" + std::to_string(k), r, count, min));
@@ -173,7 +174,8 @@ inline void law_running(random_engine& g, ledger& book, const gpu_catalog& cat, 
     } else {
       const int tasks = 1 + static_cast<int>(uniform_index(g, 2));
       const int gpus = sizes[uniform_index(g, 4)];
-      const int min = tasks == 2 && uniform_index(g, 3) == 0 ? 1 : -1;
+      const auto min = tasks == 2 && uniform_index(g, 3) == 0 ? std::optional<std::int32_t>{1}
+                                                              : std::optional<std::int32_t>{};
       j = job_of(id,
                  {group_of("w", request_of(gpu_demand::whole(gpu_count{gpus})), tasks, min)});
     }

@@ -18,15 +18,17 @@ namespace gpusched::testing {
 
 /// A job of `tasks` tasks with `gpus` whole GPUs each (1 core, 1 GiB per task).
 inline job_spec whole_gpu_job(unsigned id, int tasks, int gpus, int priority = 0,
-                              int min_tasks = -1) {
+                              std::optional<std::int32_t> min_tasks = std::nullopt) {
   job_spec j;
   j.id = job_id{id};
   j.name = "j" + std::to_string(id);
   j.priority = priority;
-  j.groups.push_back({"w",
-                      {gpu_demand::whole(gpu_count{gpus}), cpu_millis{1000}, memory_mib{1024}, {}},
-                      tasks,
-                      min_tasks});
+  j.groups.push_back({.name = "w",
+                      .request = {.gpu = gpu_demand::whole(gpu_count{gpus}),
+                                  .cpu = cpu_millis{1000},
+                                  .memory = memory_mib{1024}},
+                      .count = tasks,
+                      .min_count = min_tasks});
   return j;
 }
 

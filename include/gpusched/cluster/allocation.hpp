@@ -27,7 +27,7 @@ using gpu_index = strong_id<struct gpu_index_tag>;
 /// - MIG instance: `milli == 0`, `mig_slots` the occupied memory slices, `media` for `+me`;
 /// - replica of a time-sliced / MPS GPU: `replica`, `milli == 0`, `mig_slots == 0`.
 struct gpu_grant {
-  gpu_index gpu;
+  gpu_index gpu{};
   milli_gpu milli{};
   mig_slot_mask mig_slots = 0;
   bool media = false;
@@ -37,7 +37,7 @@ struct gpu_grant {
 
 /// @brief Everything one task holds. `group` is the index of the task's group in its job.
 struct task_allocation {
-  node_index node;
+  node_index node{};
   std::uint16_t group = 0;
   cpu_millis cpu{};
   memory_mib memory{};

@@ -63,15 +63,19 @@ enum class gpu_sharing : std::uint8_t {
 inline constexpr int max_gpu_replicas = 255;
 
 /// @brief Description of one node, as given to the `cluster` constructor.
+///
+/// Every field has a default, so a node is written with designated initializers naming only
+/// what matters: `{.id = node_id{1}, .name = "dgx-1", .gpu_model = "H100-SXM5-80GB",
+/// .gpus = 8_gpus, .cpu = 112_cores, .memory = 2048_gib}`.
 struct node_spec {
-  node_id id;
-  std::string name;
-  std::string gpu_model;     ///< catalog name; may be empty when `gpus == 0`
-  int gpus = 0;              ///< 0..max_gpus_per_node
+  node_id id{};
+  std::string name{};
+  std::string gpu_model{};   ///< catalog name; may be empty when `gpus` is 0
+  gpu_count gpus{};          ///< 0..max_gpus_per_node
   bool mig_enabled = false;  ///< GPUs in MIG mode serve only MIG demands
   cpu_millis cpu{};
   memory_mib memory{};
-  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<std::pair<std::string, std::string>> labels{};
   std::uint32_t topology = 0;  ///< handle into a topology description (0: none)
   /// Sharing mode of every GPU of the node (change single GPUs with
   /// `ledger::configure_sharing`); not with `mig_enabled`.
@@ -147,18 +151,19 @@ class cluster {
         throw invalid_value_error(error_id::invalid_value, where, "memory",
                                   std::to_string(s.memory.value()), "must not be negative");
       }
-      if (s.gpus < 0 || s.gpus > max_gpus_per_node) {
-        throw invalid_value_error(error_id::invalid_value, where, "gpus", std::to_string(s.gpus),
+      if (s.gpus.value() < 0 || s.gpus.value() > max_gpus_per_node) {
+        throw invalid_value_error(error_id::invalid_value, where, "gpus",
+                                  std::to_string(s.gpus.value()),
                                   "must be 0.." + std::to_string(max_gpus_per_node));
       }
-      if (s.gpus > 0) {
+      if (s.gpus.value() > 0) {
         const auto model = catalog_.id(s.gpu_model, where, "gpu_model");
         if (s.mig_enabled && !catalog_[model].supports_mig()) {
           throw invalid_value_error(error_id::inconsistent, where, "mig_enabled", "true",
                                     "GPU model '" + s.gpu_model + "' has no MIG");
         }
       }
-      check_sharing(where, s.sharing, s.replicas, s.gpus > 0, s.mig_enabled);
+      check_sharing(where, s.sharing, s.replicas, s.gpus.value() > 0, s.mig_enabled);
     }
     // All checks passed: build (no exception below but std::bad_alloc).
     const std::size_t n = nodes.size();
@@ -175,10 +180,10 @@ class cluster {
       labels_.push_back(s.labels);
       topology_.push_back(s.topology);
       gpu_begin_.push_back(static_cast<std::uint32_t>(gpus_.size()));
-      gpu_count_.push_back(static_cast<std::uint8_t>(s.gpus));
-      const gpu_model_id model = s.gpus > 0 ? *catalog_.find(s.gpu_model) : gpu_model_id{};
+      gpu_count_.push_back(static_cast<std::uint8_t>(s.gpus.value()));
+      const gpu_model_id model = s.gpus.value() > 0 ? *catalog_.find(s.gpu_model) : gpu_model_id{};
       node_model_.push_back(model);
-      for (int g = 0; g < s.gpus; ++g) {
+      for (int g = 0; g < s.gpus.value(); ++g) {
         gpu_state st;
         st.model = model;
         st.node = ni;

@@ -155,7 +155,7 @@ constexpr std::string_view to_string(victim_action a) noexcept {
 
 /// @brief One victim of a preemption plan, with what is done to it and what it costs.
 struct victim_detail {
-  job_id job;
+  job_id job{};
   victim_action action = victim_action::requeue;
   std::int32_t group = -1;      ///< shrink: the group shrunk (-1: every elastic group)
   std::int32_t shrink_to = -1;  ///< shrink: tasks the group keeps

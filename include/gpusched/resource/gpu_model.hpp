@@ -29,7 +29,7 @@ using mig_slot_mask = std::uint8_t;
 
 /// @brief One MIG GPU-instance profile of one GPU model (a row of `nvidia-smi mig -lgip`).
 struct mig_profile {
-  std::string name;                    ///< per-model name, e.g. "3g.20gb"
+  std::string name{};                  ///< per-model name, e.g. "3g.20gb"
   std::uint8_t compute_slices = 0;     ///< the `Ng` prefix
   std::uint8_t memory_slices = 0;      ///< placement size in memory slices
   std::uint8_t max_instances = 0;      ///< `Instances Total` of `-lgip`
@@ -48,7 +48,7 @@ struct mig_profile {
 struct mig_geometry {
   std::uint8_t memory_slices = 0;   ///< 8 on A100/H100/H200/B200, 4 on A30
   std::uint8_t compute_slices = 0;  ///< 7 on A100/H100/H200/B200, 4 on A30
-  std::vector<mig_profile> profiles;
+  std::vector<mig_profile> profiles{};
 
   /// The profile with these slice counts (and `+me` flag), if the model has one.
   [[nodiscard]] const mig_profile* find(std::uint8_t compute, std::uint8_t memory,
@@ -67,10 +67,10 @@ struct mig_geometry {
 
 /// @brief A GPU model: what the packer needs to know about one kind of GPU.
 struct gpu_model {
-  std::string name;     ///< catalog key, e.g. "A100-SXM4-40GB"
+  std::string name{};   ///< catalog key, e.g. "A100-SXM4-40GB"
   memory_mib memory{};  ///< device memory
   int sm_count = 0;     ///< streaming multiprocessors
-  mig_geometry mig;     ///< empty when the model does not support MIG
+  mig_geometry mig{};   ///< empty when the model does not support MIG
 
   [[nodiscard]] bool supports_mig() const noexcept { return !mig.profiles.empty(); }
 };

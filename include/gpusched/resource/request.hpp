@@ -140,10 +140,10 @@ struct gpu_demand {
 
 /// @brief Everything one task needs from one node.
 struct task_request {
-  gpu_demand gpu;
+  gpu_demand gpu{};
   cpu_millis cpu{};
   memory_mib memory{};
-  gpu_model_set allowed_models;  ///< empty: any model
+  gpu_model_set allowed_models{};  ///< empty: any model
   friend bool operator==(const task_request&, const task_request&) noexcept = default;
 };
 

@@ -19,7 +19,7 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief A job to simulate: its spec and its work (service time at full size).
 struct sim_job {
-  job_spec spec;
+  job_spec spec{};
   sim_duration work{};
 };
 

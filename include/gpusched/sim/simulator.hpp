@@ -108,9 +108,9 @@ struct sim_config {
   /// otherwise it keeps only its last periodic checkpoint.
   bool preemption_saves_progress = false;
   /// Pause of a shrunk elastic job's workers; empty: the job's `restore_cost`.
-  std::optional<sim_duration> shrink_pause;
+  std::optional<sim_duration> shrink_pause{};
   /// Pause of a grown elastic job's workers (the growth step); empty: the job's `restore_cost`.
-  std::optional<sim_duration> grow_pause;
+  std::optional<sim_duration> grow_pause{};
   /// A shrunk (or grown) job restarts from its last checkpoint (a framework that restarts every
   /// worker on a membership change) instead of keeping its progress.
   bool shrink_loses_progress = false;

@@ -37,7 +37,7 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief One level of a fabric tree.
 struct fabric_level {
-  std::string name;               ///< e.g. "leaf", "spine", "nvl72"
+  std::string name{};             ///< e.g. "leaf", "spine", "nvl72"
   int fanout = 1;                 ///< children per domain (nodes, for level 1); builders only
   double uplink_gbps = 0.0;       ///< a domain's bandwidth to its parent (0: unknown)
   double oversubscription = 1.0;  ///< down:up bandwidth ratio at this level's switches

@@ -31,7 +31,7 @@ GPUSCHED_BEGIN_NAMESPACE
 /// @brief One job of a trace, normalised. Times are relative to the trace's epoch (see
 /// `trace::rebase`).
 struct trace_job {
-  job_id id;
+  job_id id{};
   sim_time submit{};
   sim_duration duration{};  ///< service time at the requested size
   std::int32_t gpus = 0;    ///< whole GPUs of the job in all (0: CPU-only or a share)
@@ -112,7 +112,7 @@ struct job_conversion {
   std::int32_t gpus_per_node = 8;  ///< a job larger than this is split into node-sized tasks
   cpu_millis cpu_per_gpu{0};       ///< used when the record has no CPU figure
   memory_mib memory_per_gpu{0};    ///< used when the record has no memory figure
-  checkpoint_info checkpoint;      ///< copied into every job
+  checkpoint_info checkpoint{};    ///< copied into every job
   bool oracle_duration = true;     ///< set `expected_duration` (for SRSF-style oracles)
   bool preemptible = true;
 };
@@ -149,14 +149,14 @@ struct job_conversion {
     return q;
   };
   if (r.gpus <= c.gpus_per_node) {
-    j.groups.push_back({"task", make(r.gpus, 1), 1, -1});
+    j.groups.push_back({.name = "task", .request = make(r.gpus, 1), .count = 1});
     return j;
   }
   const std::int32_t full = r.gpus / c.gpus_per_node;
   const std::int32_t rest = r.gpus % c.gpus_per_node;
   const std::int32_t all = full + (rest > 0 ? 1 : 0);
-  j.groups.push_back({"worker", make(c.gpus_per_node, all), full, -1});
-  if (rest > 0) j.groups.push_back({"rest", make(rest, all), 1, -1});
+  j.groups.push_back({.name = "worker", .request = make(c.gpus_per_node, all), .count = full});
+  if (rest > 0) j.groups.push_back({.name = "rest", .request = make(rest, all), .count = 1});
   return j;
 }
 

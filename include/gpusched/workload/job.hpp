@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>  // std::move
 #include <vector>
 
 #include "gpusched/config.hpp"
@@ -21,37 +22,53 @@
 GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief `count` tasks with the same request. Elastic when `min_count < count`.
+///
+/// Written with designated initializers, `{.name = "worker", .request = r, .count = 4}`, or,
+/// for an elastic group, with `task_group::elastic("worker", r, 2, 8)`.
 struct task_group {
-  std::string name;
-  task_request request;
-  std::int32_t count = 1;       ///< tasks wanted (the maximum for an elastic group)
-  std::int32_t min_count = -1;  ///< fewest tasks the group can run with; -1 means `count`
+  std::string name{};
+  task_request request{};
+  std::int32_t count = 1;  ///< tasks wanted (the maximum for an elastic group)
+  /// Fewest tasks the group can run with; absent means `count` (a rigid group).
+  std::optional<std::int32_t> min_count{};
 
-  [[nodiscard]] constexpr std::int32_t minimum() const noexcept {
-    return min_count < 0 ? count : min_count;
+  /// An elastic group of `name`: runs with `min` to `max` tasks of `request` (`count = max`,
+  /// `min_count = min`). Checked by `validate` like any group (1 <= min <= max).
+  [[nodiscard]] static task_group elastic(std::string name, task_request request, std::int32_t min,
+                                          std::int32_t max) {
+    return {.name = std::move(name), .request = std::move(request), .count = max, .min_count = min};
   }
+
+  /// The fewest tasks: `min_count`, or `count` when absent.
+  [[nodiscard]] constexpr std::int32_t minimum() const noexcept {
+    return min_count.value_or(count);
+  }
+  /// True when the group can run with fewer than `count` tasks.
   [[nodiscard]] constexpr bool elastic() const noexcept { return minimum() < count; }
 };
 
 /// @brief Checkpoint state of a job, for preemption cost.
 struct checkpoint_info {
   sim_duration interval{0};         ///< 0: the job does not checkpoint periodically
-  std::optional<sim_time> last;     ///< time of the last checkpoint; none: never
+  std::optional<sim_time> last{};   ///< time of the last checkpoint; none: never
   sim_duration checkpoint_cost{0};  ///< time to write one checkpoint
   sim_duration restore_cost{0};     ///< time to restore from one
 };
 
 /// @brief A job: an all-or-nothing gang of task groups.
+///
+/// Every field has a default; write it with designated initializers naming what matters,
+/// e.g. `{.id = job_id{1}, .name = "train", .tenant = tenant_id{1}, .groups = {...}}`.
 struct job_spec {
-  job_id id;
-  std::string name;
+  job_id id{};
+  std::string name{};
   tenant_id tenant{0};
   std::int32_t priority = 0;  ///< larger is more important
   sim_time submit{};
-  std::optional<sim_duration> expected_duration;
-  checkpoint_info checkpoint;
+  std::optional<sim_duration> expected_duration{};
+  checkpoint_info checkpoint{};
   bool preemptible = true;
-  std::vector<task_group> groups;
+  std::vector<task_group> groups{};
 
   /// Tasks at full size (sum of `count`).
   [[nodiscard]] std::int64_t task_count() const noexcept {
@@ -112,13 +129,14 @@ inline void validate(const job_spec& j, const gpu_catalog& catalog) {
       throw invalid_value_error(error_id::invalid_value, gw, "count", std::to_string(g.count),
                                 "must be positive");
     }
-    if (g.min_count < -1 || g.min_count == 0) {
+    if (g.min_count && *g.min_count <= 0) {
       throw invalid_value_error(error_id::invalid_value, gw, "min_count",
-                                std::to_string(g.min_count), "must be positive (or -1 for count)");
+                                std::to_string(*g.min_count),
+                                "must be positive (or absent for count)");
     }
     if (g.minimum() > g.count) {
       throw invalid_value_error(error_id::inconsistent, gw, "min_count",
-                                std::to_string(g.min_count),
+                                std::to_string(g.minimum()),
                                 "greater than count " + std::to_string(g.count));
     }
     validate(g.request, catalog, gw);

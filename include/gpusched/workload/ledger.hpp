@@ -54,7 +54,7 @@ struct running_job {
 /// `to` tasks (in allocation order) and releases the rest. `to` must be at least the group's
 /// minimum and below the tasks the group runs.
 struct shrink_order {
-  job_id job;
+  job_id job{};
   std::uint16_t group = 0;
   std::int32_t to = 0;
   friend bool operator==(const shrink_order&, const shrink_order&) noexcept = default;

@@ -61,7 +61,7 @@ GPUSCHED_BEGIN_NAMESPACE
 struct quota_resource {
   enum class kind : std::uint8_t { cpu, memory, gpu_milli, gpus };
   kind what = kind::cpu;
-  gpu_model_id model;  ///< for `gpus`
+  gpu_model_id model{};  ///< for `gpus`
 
   static constexpr quota_resource cpu() noexcept { return {kind::cpu, {}}; }
   static constexpr quota_resource memory() noexcept { return {kind::memory, {}}; }

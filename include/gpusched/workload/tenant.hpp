@@ -24,8 +24,8 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief One tenant as given to `tenant_tree`: `parent` invalid means a top-level tenant.
 struct tenant_spec {
-  tenant_id id;
-  std::string name;
+  tenant_id id{};
+  std::string name{};
   tenant_id parent = tenant_id::invalid();
   double weight = 1.0;        ///< share among its siblings; must be finite and > 0
   std::int32_t priority = 0;  ///< association priority (Slurm assoc factor); >= 0

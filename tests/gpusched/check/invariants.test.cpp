@@ -21,8 +21,11 @@ gs::task_allocation two_gpus(const gs::cluster& c) {
 gs::job_spec spec(int tasks, int gpus) {
   gs::job_spec j;
   j.id = gs::job_id{1};
-  j.groups.push_back(
-      {"w", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, tasks, -1});
+  j.groups.push_back({.name = "w",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = 1_cores,
+                                  .memory = 1_gib},
+                      .count = tasks});
   return j;
 }
 }  // namespace

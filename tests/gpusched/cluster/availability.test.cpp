@@ -14,8 +14,11 @@ namespace {
 gs::job_spec spec(unsigned id, int tasks, int gpus) {
   gs::job_spec j;
   j.id = gs::job_id{id};
-  j.groups.push_back(
-      {"w", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 4_cores, 16_gib, {}}, tasks, -1});
+  j.groups.push_back({.name = "w",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = 4_cores,
+                                  .memory = 16_gib},
+                      .count = tasks});
   return j;
 }
 }  // namespace

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <gpusched/cluster/cluster.hpp>
@@ -23,12 +24,34 @@ std::string message_of(auto&& f) {
   return "";
 }
 gs::node_spec node(unsigned id, std::string name, std::string model, int gpus) {
-  return {
-      gs::node_id{id}, std::move(name), std::move(model), gpus, false, 32_cores, 256_gib, {}, 0};
+  return {.id = gs::node_id{id},
+          .name = std::move(name),
+          .gpu_model = std::move(model),
+          .gpus = gs::gpu_count{gpus},
+          .cpu = 32_cores,
+          .memory = 256_gib};
 }
 }  // namespace
 
 TEST_SUITE("cluster/cluster") {
+  TEST_CASE("a node_spec is written by name, and its GPU count is a gpu_count, not an int") {
+    static_assert(std::is_same_v<decltype(gs::node_spec::gpus), gs::gpu_count>);
+    static_assert(!std::is_convertible_v<int, gs::gpu_count>);  // `.gpus = 8` does not compile
+    const gs::node_spec s{.id = gs::node_id{1},
+                          .name = "dgx",
+                          .gpu_model = "H100-SXM5-80GB",
+                          .gpus = 8_gpus,
+                          .cpu = 112_cores,
+                          .memory = 2048_gib};
+    CHECK_FALSE(s.mig_enabled);  // the omitted fields take their defaults
+    CHECK(s.labels.empty());
+    CHECK(s.topology == 0);
+    CHECK(s.sharing == gs::gpu_sharing::exclusive);
+    CHECK(s.replicas == 0);
+    const gs::cluster c(gs::basic_catalog(), std::vector<gs::node_spec>{s});
+    CHECK(c.gpus(gs::node_index{0}).size() == 8);
+    CHECK(c.name(gs::node_index{0}) == "dgx");
+  }
   TEST_CASE("construction lays GPUs out contiguously per node with everything free") {
     const std::vector<gs::node_spec> nodes = {node(10, "a", "T4", 4), node(11, "b", "", 0),
                                               node(12, "c", "H100-SXM5-80GB", 8)};

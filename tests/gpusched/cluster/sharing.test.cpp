@@ -27,7 +27,7 @@ gs::node_spec node(unsigned id, int gpus, gs::gpu_sharing mode = gs::gpu_sharing
   s.id = gs::node_id{id};
   s.name = "n" + std::to_string(id);
   s.gpu_model = model;
-  s.gpus = gpus;
+  s.gpus = gs::gpu_count{gpus};
   s.cpu = 64_cores;
   s.memory = 512_gib;
   s.sharing = mode;
@@ -39,7 +39,8 @@ gs::job_spec job(unsigned id, gs::gpu_demand d, int tasks = 1) {
   gs::job_spec j;
   j.id = gs::job_id{id};
   j.name = "j" + std::to_string(id);
-  j.groups.push_back({"w", {d, 1_cores, 1_gib, {}}, tasks, -1});
+  j.groups.push_back(
+      {.name = "w", .request = {.gpu = d, .cpu = 1_cores, .memory = 1_gib}, .count = tasks});
   return j;
 }
 
@@ -142,7 +143,8 @@ TEST_SUITE("cluster/sharing") {
     CHECK_FALSE(place(book, job(3, gs::gpu_demand::replica(gs::memory_mib{mem.value() + 1}))));
     check_ok(book);
     // Validation names the field.
-    gs::task_request bad{gs::gpu_demand::replica(gs::memory_mib{-1}), 1_cores, 1_gib, {}};
+    gs::task_request bad{
+        .gpu = gs::gpu_demand::replica(gs::memory_mib{-1}), .cpu = 1_cores, .memory = 1_gib};
     CHECK_THROWS_WITH_AS(gs::validate(bad, c.catalog(), "job 9"),
                          doctest::Contains("gpu.gpu_memory"), gs::invalid_value_error);
   }
@@ -231,8 +233,10 @@ TEST_SUITE("cluster/sharing") {
     REQUIRE(place(book, job(1, gs::gpu_demand::replica())));
     REQUIRE(place(book, job(2, gs::gpu_demand::replica())));
     const gs::node_index n0{0};
-    const gs::task_request small{gs::gpu_demand::replica(4_gib), 1_cores, 1_gib, {}};
-    const gs::task_request big{gs::gpu_demand::replica(30_gib), 1_cores, 1_gib, {}};
+    const gs::task_request small{
+        .gpu = gs::gpu_demand::replica(4_gib), .cpu = 1_cores, .memory = 1_gib};
+    const gs::task_request big{
+        .gpu = gs::gpu_demand::replica(30_gib), .cpu = 1_cores, .memory = 1_gib};
     const gs::task_allocation* none[] = {nullptr};
     CHECK_FALSE(gs::node_fits_after(
         c, n0, small, std::span<const gs::task_allocation* const>(none, std::size_t{0})));
@@ -306,7 +310,7 @@ TEST_SUITE("cluster/sharing") {
       gs::random_engine g(seed);
       auto nodes = gs::testing::random_nodes(g, 2 + gs::uniform_index(g, 10));
       for (auto& s : nodes) {
-        if (s.gpus == 0 || s.mig_enabled) continue;
+        if (s.gpus == 0_gpus || s.mig_enabled) continue;
         const auto k = gs::uniform_index(g, 3);
         if (k == 0) continue;
         s.sharing = k == 1 ? gs::gpu_sharing::time_slicing : gs::gpu_sharing::mps;

@@ -24,8 +24,11 @@ gs::sim_summary two_tenants(const char* ordering) {
     j.spec.id = gs::job_id{i + 1};
     j.spec.tenant = gs::tenant_id{i < 16 ? 0U : 1U};
     j.spec.submit = gs::at(gs::seconds(i < 16 ? 0 : 1));
-    j.spec.groups.push_back(
-        {"w", {gs::gpu_demand::whole(gs::gpu_count{1}), 1_cores, 1_gib, {}}, 1, -1});
+    j.spec.groups.push_back({.name = "w",
+                             .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{1}),
+                                         .cpu = 1_cores,
+                                         .memory = 1_gib},
+                             .count = 1});
     j.work = gs::seconds(100);
     jobs.push_back(std::move(j));
   }

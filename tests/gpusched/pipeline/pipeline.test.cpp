@@ -44,8 +44,11 @@ gs::job_spec gang(unsigned id, int tasks, int gpus, int priority = 0, int submit
   j.name = "j" + std::to_string(id);
   j.priority = priority;
   j.submit = gs::at(gs::seconds(submit));
-  j.groups.push_back(
-      {"worker", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, tasks, -1});
+  j.groups.push_back({.name = "worker",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = 1_cores,
+                                  .memory = 1_gib},
+                      .count = tasks});
   return j;
 }
 int gpus_held(const gs::ledger& book, unsigned id) {

@@ -16,8 +16,11 @@ gs::job_spec gang(unsigned id, int tasks, int gpus, int priority = 0) {
   gs::job_spec j;
   j.id = gs::job_id{id};
   j.priority = priority;
-  j.groups.push_back(
-      {"w", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, tasks, -1});
+  j.groups.push_back({.name = "w",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = 1_cores,
+                                  .memory = 1_gib},
+                      .count = tasks});
   return j;
 }
 void run(gs::ledger& book, const gs::job_spec& j, unsigned node, gs::sim_time start) {

@@ -154,7 +154,7 @@ TEST_SUITE("policy/fgd") {
         REQUIRE(book.state().can_apply(*got));
         gs::job_spec j;
         j.id = gs::job_id{next++};
-        j.groups.push_back({"t", req, 1, -1});
+        j.groups.push_back({.name = "t", .request = req, .count = 1});
         auto tx = book.begin();
         REQUIRE(tx.place(*got));
         tx.commit(j, {});
@@ -165,8 +165,18 @@ TEST_SUITE("policy/fgd") {
   }
 
   TEST_CASE("FGD packing over a cluster prefers the GPU that fragments least") {
-    std::vector<gs::node_spec> nodes{{gs::node_id{1}, "a", "T4", 2, false, 8_cores, 64_gib, {}, 0},
-                                     {gs::node_id{2}, "b", "T4", 2, false, 8_cores, 64_gib, {}, 0}};
+    std::vector<gs::node_spec> nodes{{.id = gs::node_id{1},
+                                      .name = "a",
+                                      .gpu_model = "T4",
+                                      .gpus = 2_gpus,
+                                      .cpu = 8_cores,
+                                      .memory = 64_gib},
+                                     {.id = gs::node_id{2},
+                                      .name = "b",
+                                      .gpu_model = "T4",
+                                      .gpus = 2_gpus,
+                                      .cpu = 8_cores,
+                                      .memory = 64_gib}};
     gs::ledger book(gs::cluster(gs::basic_catalog(), nodes));
     gs::random_engine g(3);
     // Node b gets a 700-milli share first, leaving 300 on its GPU 0.
@@ -177,7 +187,7 @@ TEST_SUITE("policy/fgd") {
     a.gpus.push_back({book.state().first_gpu(gs::node_index{1}), 700_mgpu, 0, false});
     gs::job_spec j;
     j.id = gs::job_id{1};
-    j.groups.push_back({"t", first, 1, -1});
+    j.groups.push_back({.name = "t", .request = first, .count = 1});
     auto tx = book.begin();
     REQUIRE(tx.place(a));
     tx.commit(j, {});

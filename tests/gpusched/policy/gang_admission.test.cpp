@@ -25,8 +25,11 @@ gs::job_spec gang(unsigned id, int tasks, int gpus, int submit = 0,
   j.tenant = gs::tenant_id{tenant};
   j.submit = gs::at(gs::seconds(submit));
   if (duration_s) j.expected_duration = gs::seconds(*duration_s);
-  j.groups.push_back(
-      {"worker", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, tasks, -1});
+  j.groups.push_back({.name = "worker",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = 1_cores,
+                                  .memory = 1_gib},
+                      .count = tasks});
   return j;
 }
 const gs::decision& of(const gs::cycle_result& r, unsigned id) {

@@ -118,8 +118,13 @@ TEST_SUITE("policy/placement/gang") {
     gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(4, 8)));
     gs::job_spec j;
     j.id = gs::job_id{1};
-    j.groups = {{"launcher", {gs::gpu_demand::none(), 2_cores, 4_gib, {}}, 1, -1},
-                {"worker", {gs::gpu_demand::whole(8_gpus), 16_cores, 64_gib, {}}, 4, -1}};
+    j.groups = {
+        {.name = "launcher",
+         .request = {.gpu = gs::gpu_demand::none(), .cpu = 2_cores, .memory = 4_gib},
+         .count = 1},
+        {.name = "worker",
+         .request = {.gpu = gs::gpu_demand::whole(8_gpus), .cpu = 16_cores, .memory = 64_gib},
+         .count = 4}};
     const gs::schedule_context ctx(book, {}, g);
     auto tx = book.begin();
     const auto out = gs::gang_placement{}.place(ctx, j, gs::first_fit_packing{}, tx);
@@ -139,7 +144,7 @@ TEST_SUITE("policy/placement/gang") {
       // small enough for brute force: up to 5 nodes of up to 4 GPUs, up to 6 tasks
       std::vector<gs::node_spec> nodes;
       for (auto& s : gs::testing::random_nodes(g, 1 + gs::uniform_index(g, 5))) {
-        s.gpus = std::min(s.gpus, 4);
+        s.gpus = std::min(s.gpus, 4_gpus);
         nodes.push_back(s);
       }
       gs::ledger book(gs::cluster(cat, nodes));
@@ -226,8 +231,13 @@ TEST_SUITE("policy/placement/gang") {
     gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(5, 1)));
     gs::job_spec j;
     j.id = gs::job_id{1};
-    j.groups = {{"ps", {gs::gpu_demand::none(), 1_cores, 1_gib, {}}, 1, -1},
-                {"worker", {gs::gpu_demand::whole(1_gpus), 1_cores, 1_gib, {}}, 8, 2}};
+    j.groups = {{.name = "ps",
+                 .request = {.gpu = gs::gpu_demand::none(), .cpu = 1_cores, .memory = 1_gib},
+                 .count = 1},
+                {.name = "worker",
+                 .request = {.gpu = gs::gpu_demand::whole(1_gpus), .cpu = 1_cores, .memory = 1_gib},
+                 .count = 8,
+                 .min_count = 2}};
     const gs::schedule_context ctx(book, {}, g);
     {
       auto tx = book.begin();
@@ -248,12 +258,13 @@ TEST_SUITE("policy/placement/gang") {
 
   TEST_CASE("reduced sizes spread a reduction over the elastic groups by their slack") {
     gs::job_spec j;
-    j.groups = {{"a", {}, 10, 2}, {"b", {}, 5, 5}, {"c", {}, 6, 2}};  // slack 8, 0, 4
+    j.groups = {{.name = "a", .request = {}, .count = 10, .min_count = 2},
+                {.name = "b", .request = {}, .count = 5, .min_count = 5},
+                {.name = "c", .request = {}, .count = 6, .min_count = 2}};  // slack 8, 0, 4
     CHECK(gs::detail::reduced_sizes(j, 0) == std::vector<std::int32_t>{10, 5, 6});
     CHECK(gs::detail::reduced_sizes(j, 12) == std::vector<std::int32_t>{2, 5, 2});
     CHECK(gs::detail::reduced_sizes(j, 6) == std::vector<std::int32_t>{6, 5, 4});
-    const auto r =
-        gs::detail::reduced_sizes(j, 5);  // 5*8/12 = 3.33, 5*4/12 = 1.67: remainders decide
+    const auto r = gs::detail::reduced_sizes(j, 5);  // 5*8/12 = 3.33, 5*4/12 = 1.67: remainders decide
     CHECK(r[0] + r[1] + r[2] == 21 - 5);
     CHECK(r == std::vector<std::int32_t>{7, 5, 4});
   }
@@ -263,7 +274,9 @@ TEST_SUITE("policy/placement/gang") {
     gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(3, 8)));
     gs::job_spec j;
     j.id = gs::job_id{1};
-    j.groups = {{"worker", {gs::gpu_demand::whole(6_gpus), 1_cores, 1_gib, {}}, 4, -1}};
+    j.groups = {{.name = "worker",
+                 .request = {.gpu = gs::gpu_demand::whole(6_gpus), .cpu = 1_cores, .memory = 1_gib},
+                 .count = 4}};
     const gs::schedule_context ctx(book, {}, g);
     auto tx = book.begin();
     const auto out = gs::gang_placement{}.place(ctx, j, gs::first_fit_packing{}, tx);

@@ -43,7 +43,7 @@ TEST_SUITE("policy/packing") {
         CHECK(book.state().can_apply(*got));
         gs::job_spec j;
         j.id = gs::job_id{next++};
-        j.groups.push_back({"t", req, 1, -1});
+        j.groups.push_back({.name = "t", .request = req, .count = 1});
         auto tx = book.begin();
         REQUIRE(tx.place(*got));
         tx.commit(j, {});
@@ -106,7 +106,7 @@ TEST_SUITE("policy/packing") {
     gs::random_engine g(1);
     const gs::schedule_context ctx(book, {}, g);
     const gs::first_fit_packing ff;
-    auto a = ff.pack(ctx, {gs::gpu_demand::whole(2_gpus), 1_cores, 1_gib, {}});
+    auto a = ff.pack(ctx, {.gpu = gs::gpu_demand::whole(2_gpus), .cpu = 1_cores, .memory = 1_gib});
     REQUIRE(a);
     CHECK(a->node.value() == 0);
     CHECK(a->gpus[0].gpu.value() == 0);
@@ -114,50 +114,56 @@ TEST_SUITE("policy/packing") {
     {
       auto tx = book.begin();
       REQUIRE(tx.place(*a));
-      tx.commit(gs::job_spec{gs::job_id{1},
-                             "",
-                             {},
-                             0,
-                             {},
-                             {},
-                             {},
-                             true,
-                             {{"t", {gs::gpu_demand::whole(2_gpus), 1_cores, 1_gib, {}}, 1, -1}}},
+      tx.commit(gs::job_spec{.id = gs::job_id{1},
+                             .tenant = {},
+                             .groups = {{.name = "t",
+                                         .request = {.gpu = gs::gpu_demand::whole(2_gpus),
+                                                     .cpu = 1_cores,
+                                                     .memory = 1_gib},
+                                         .count = 1}}},
                 {});
     }
-    auto b = ff.pack(ctx, {gs::gpu_demand::whole(3_gpus), 1_cores, 1_gib, {}});
+    auto b = ff.pack(ctx, {.gpu = gs::gpu_demand::whole(3_gpus), .cpu = 1_cores, .memory = 1_gib});
     REQUIRE(b);
     CHECK(b->node.value() == 1);  // node 0 has only 2 left
-    auto s = ff.pack(ctx, {gs::gpu_demand::fraction(500_mgpu), 1_cores, 1_gib, {}});
+    auto s =
+        ff.pack(ctx, {.gpu = gs::gpu_demand::fraction(500_mgpu), .cpu = 1_cores, .memory = 1_gib});
     REQUIRE(s);
     CHECK(s->node.value() == 0);
     CHECK(s->gpus[0].gpu.value() == 2);  // first GPU with 500 milli free
   }
 
   TEST_CASE("MIG requests take the lowest free placement of the model's profile") {
-    std::vector<gs::node_spec> nodes = {
-        {gs::node_id{1}, "m", "A100-SXM4-40GB", 1, true, 8_cores, 64_gib, {}, 0}};
+    std::vector<gs::node_spec> nodes = {{.id = gs::node_id{1},
+                                         .name = "m",
+                                         .gpu_model = "A100-SXM4-40GB",
+                                         .gpus = 1_gpus,
+                                         .mig_enabled = true,
+                                         .cpu = 8_cores,
+                                         .memory = 64_gib}};
     gs::ledger book(gs::cluster(gs::basic_catalog(), nodes));
     gs::random_engine g(1);
     const gs::schedule_context ctx(book, {}, g);
     const gs::first_fit_packing ff;
     // 2g.10gb may start at 0, 2 or 4 only: after three of them, slots 6-7 stay free, yet a fourth
     // 2g does not fit, though 2 memory slices are free: counting slices would say it fits.
-    const gs::task_request two_g{gs::gpu_demand::mig(2, 2), {}, {}, {}};
+    const gs::task_request two_g{.gpu = gs::gpu_demand::mig(2, 2)};
     for (unsigned k = 0; k < 3; ++k) {
       auto a = ff.pack(ctx, two_g);
       REQUIRE(a);
       CHECK(a->gpus[0].mig_slots == (0b11u << (2 * k)));
       auto tx = book.begin();
       REQUIRE(tx.place(*a));
-      tx.commit(gs::job_spec{gs::job_id{k + 1}, "", {}, 0, {}, {}, {}, true, {{"t", two_g, 1, -1}}},
+      tx.commit(gs::job_spec{.id = gs::job_id{k + 1},
+                             .tenant = {},
+                             .groups = {{.name = "t", .request = two_g, .count = 1}}},
                 {});
     }
     CHECK_FALSE(ff.pack(ctx, two_g));
-    auto one = ff.pack(ctx, {gs::gpu_demand::mig(1, 1), {}, {}, {}});
+    auto one = ff.pack(ctx, {.gpu = gs::gpu_demand::mig(1, 1)});
     REQUIRE(one);
-    CHECK(one->gpus[0].mig_slots == 0b0100'0000);                        // 1g.5gb at slot 6
-    CHECK_FALSE(ff.pack(ctx, {gs::gpu_demand::mig(5, 5), {}, {}, {}}));  // no such profile
+    CHECK(one->gpus[0].mig_slots == 0b0100'0000);                   // 1g.5gb at slot 6
+    CHECK_FALSE(ff.pack(ctx, {.gpu = gs::gpu_demand::mig(5, 5)}));  // no such profile
   }
 
   TEST_CASE("model constraints and host resources are respected") {
@@ -172,10 +178,11 @@ TEST_SUITE("policy/packing") {
     const gs::schedule_context ctx(book, {}, g);
     gs::gpu_model_set h100;
     h100.insert(cat.id("H100-SXM5-80GB"));
-    auto a = gs::first_fit_packing{}.pack(ctx, {gs::gpu_demand::whole(1_gpus), {}, {}, h100});
+    auto a = gs::first_fit_packing{}.pack(
+        ctx, {.gpu = gs::gpu_demand::whole(1_gpus), .allowed_models = h100});
     REQUIRE(a);
     CHECK(book.state().name(a->node) == "h");
     CHECK_FALSE(gs::first_fit_packing{}.pack(
-        ctx, {gs::gpu_demand::none(), gs::cpu_millis{200'000}, {}, {}}));
+        ctx, {.gpu = gs::gpu_demand::none(), .cpu = gs::cpu_millis{200'000}}));
   }
 }

@@ -169,13 +169,11 @@ TEST_SUITE("policy/preemption/screen") {
         gs::job_spec j;
         j.id = gs::job_id{3000 + k};
         j.priority = static_cast<int>(gs::uniform_index(g, 4));
-        j.groups.push_back({"w",
-                            {gs::gpu_demand::fraction(gs::milli_gpu{500}),
-                             gs::cpu_millis{1000},
-                             gs::memory_mib{1024},
-                             {}},
-                            1,
-                            -1});
+        j.groups.push_back({.name = "w",
+                            .request = {.gpu = gs::gpu_demand::fraction(gs::milli_gpu{500}),
+                                        .cpu = gs::cpu_millis{1000},
+                                        .memory = gs::memory_mib{1024}},
+                            .count = 1});
         j.checkpoint.last =
             t_now - gs::seconds(static_cast<std::int64_t>(gs::uniform_index(g, 600)));
         (void)gs::testing::run_anywhere(book, j, t_now - gs::seconds(3600));

@@ -30,9 +30,10 @@ gs::job_spec elastic(unsigned id, unsigned tenant, int max, int min, int gpus = 
   j.name = "j" + std::to_string(id);
   j.tenant = gs::tenant_id{tenant};
   j.submit = gs::at(gs::seconds(id));
-  gs::task_request r{gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}};
+  gs::task_request r{
+      .gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}), .cpu = 1_cores, .memory = 1_gib};
   if (only) r.allowed_models.insert(*only);
-  j.groups.push_back({"worker", r, max, min});
+  j.groups.push_back({.name = "worker", .request = r, .count = max, .min_count = min});
   return j;
 }
 
@@ -194,11 +195,19 @@ TEST_SUITE("policy/admission/quota") {
     gs::job_spec j;
     j.id = gs::job_id{1};
     j.tenant = gs::tenant_id{1};
-    j.groups.push_back({"launcher", {gs::gpu_demand::none(), 1_cores, 1_gib, {}}, 1, -1});
+    j.groups.push_back({.name = "launcher",
+                        .request = {.gpu = gs::gpu_demand::none(), .cpu = 1_cores, .memory = 1_gib},
+                        .count = 1});
     j.groups.push_back(
-        {"trainer", {gs::gpu_demand::whole(2_gpus), 1_cores, 1_gib, {}}, 8, 2});  // slack 6
+        {.name = "trainer",
+         .request = {.gpu = gs::gpu_demand::whole(2_gpus), .cpu = 1_cores, .memory = 1_gib},
+         .count = 8,
+         .min_count = 2});  // slack 6
     j.groups.push_back(
-        {"evaluator", {gs::gpu_demand::whole(1_gpus), 1_cores, 1_gib, {}}, 4, 1});  // slack 3
+        {.name = "evaluator",
+         .request = {.gpu = gs::gpu_demand::whole(1_gpus), .cpu = 1_cores, .memory = 1_gib},
+         .count = 4,
+         .min_count = 1});  // slack 3
     const std::vector<gs::job_spec> pending = {j};
     const auto res = p.schedule(book, pending, {}, g);
     REQUIRE(of(res, 1).kind == gs::verdict::admit);

@@ -341,8 +341,13 @@ TEST_SUITE("resource/mig_catalog") {
   }
 
   TEST_CASE("mig-aware packing fits 3g, 2g, 1g, 1g on one A100 where first-fit strands the last") {
-    std::vector<gs::node_spec> nodes{
-        {gs::node_id{1}, "m", "A100-SXM4-40GB", 1, true, 64_cores, 256_gib, {}, 0}};
+    std::vector<gs::node_spec> nodes{{.id = gs::node_id{1},
+                                      .name = "m",
+                                      .gpu_model = "A100-SXM4-40GB",
+                                      .gpus = 1_gpus,
+                                      .mig_enabled = true,
+                                      .cpu = 64_cores,
+                                      .memory = 256_gib}};
     const auto cat = gs::mig_catalog();
     const auto run = [&](const auto& packer) {
       gs::ledger book(gs::cluster(cat, nodes));
@@ -357,7 +362,7 @@ TEST_SUITE("resource/mig_catalog") {
         if (!a) continue;
         gs::job_spec j;
         j.id = gs::job_id{id++};
-        j.groups.push_back({"t", r, 1, -1});
+        j.groups.push_back({.name = "t", .request = r, .count = 1});
         auto tx = book.begin();
         REQUIRE(tx.place(*a));
         tx.commit(j, {});
@@ -396,7 +401,7 @@ TEST_SUITE("resource/mig_catalog") {
         if (!got) continue;
         gs::job_spec j;
         j.id = gs::job_id{next++};
-        j.groups.push_back({"t", req, 1, -1});
+        j.groups.push_back({.name = "t", .request = req, .count = 1});
         auto tx = book.begin();
         REQUIRE(tx.place(*got));
         tx.commit(j, {});

@@ -79,34 +79,35 @@ TEST_SUITE("resource/gpu_model") {
 TEST_SUITE("resource/request") {
   const auto cat = gs::basic_catalog();
   TEST_CASE("valid requests pass") {
-    CHECK_NOTHROW(gs::validate({gs::gpu_demand::whole(8_gpus), 1_cores, 1_gib, {}}, cat, "t"));
-    CHECK_NOTHROW(gs::validate({gs::gpu_demand::fraction(1000_mgpu), {}, {}, {}}, cat, "t"));
-    CHECK_NOTHROW(gs::validate({gs::gpu_demand::mig(3, 4), {}, {}, {}}, cat, "t"));
-    CHECK_NOTHROW(gs::validate({gs::gpu_demand::none(), 1_cores, {}, {}}, cat, "t"));
+    CHECK_NOTHROW(gs::validate(
+        {.gpu = gs::gpu_demand::whole(8_gpus), .cpu = 1_cores, .memory = 1_gib}, cat, "t"));
+    CHECK_NOTHROW(gs::validate({.gpu = gs::gpu_demand::fraction(1000_mgpu)}, cat, "t"));
+    CHECK_NOTHROW(gs::validate({.gpu = gs::gpu_demand::mig(3, 4)}, cat, "t"));
+    CHECK_NOTHROW(gs::validate({.gpu = gs::gpu_demand::none(), .cpu = 1_cores}, cat, "t"));
   }
   TEST_CASE("bad requests name the field and the value") {
     CHECK(message_of([&] {
-            gs::validate({gs::gpu_demand::fraction(1500_mgpu), {}, {}, {}}, cat, "job 1");
+            gs::validate({.gpu = gs::gpu_demand::fraction(1500_mgpu)}, cat, "job 1");
           }).find("job 1: field 'gpu.share' = 1500") != std::string::npos);
     CHECK(message_of([&] {
-            gs::validate({gs::gpu_demand::whole(0_gpus), {}, {}, {}}, cat, "j");
+            gs::validate({.gpu = gs::gpu_demand::whole(0_gpus)}, cat, "j");
           }).find("field 'gpu.count' = 0") != std::string::npos);
     CHECK(message_of([&] {
-            gs::validate({gs::gpu_demand::whole(17_gpus), {}, {}, {}}, cat, "j");
+            gs::validate({.gpu = gs::gpu_demand::whole(17_gpus)}, cat, "j");
           }).find("field 'gpu.count' = 17") != std::string::npos);
     CHECK(message_of([&] {
-            gs::validate({gs::gpu_demand::none(), gs::cpu_millis{-5}, {}, {}}, cat, "j");
+            gs::validate({.gpu = gs::gpu_demand::none(), .cpu = gs::cpu_millis{-5}}, cat, "j");
           }).find("field 'cpu' = -5") != std::string::npos);
     CHECK(message_of([&] {
-            gs::validate({gs::gpu_demand::none(), {}, gs::memory_mib{-1}, {}}, cat, "j");
+            gs::validate({.gpu = gs::gpu_demand::none(), .memory = gs::memory_mib{-1}}, cat, "j");
           }).find("field 'memory' = -1") != std::string::npos);
     CHECK(message_of([&] {
-            gs::validate({gs::gpu_demand::mig(0, 4), {}, {}, {}}, cat, "j");
+            gs::validate({.gpu = gs::gpu_demand::mig(0, 4)}, cat, "j");
           }).find("field 'gpu.mig'") != std::string::npos);
     gs::gpu_model_set bad;
     bad.insert(gs::gpu_model_id{60});
     CHECK(message_of([&] {
-            gs::validate({gs::gpu_demand::whole(1_gpus), {}, {}, bad}, cat, "j");
+            gs::validate({.gpu = gs::gpu_demand::whole(1_gpus), .allowed_models = bad}, cat, "j");
           }).find("field 'allowed_models' = 60") != std::string::npos);
   }
   TEST_CASE("a demand reports its milli-GPU equivalent") {

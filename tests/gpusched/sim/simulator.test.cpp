@@ -28,8 +28,11 @@ gs::sim_job job(unsigned id, double submit_s, double work_s, int gpus, int prior
   j.spec.submit = gs::at(gs::sim_duration{static_cast<std::int64_t>(submit_s * 1000)});
   j.spec.priority = priority;
   j.spec.checkpoint = ck;
-  j.spec.groups.push_back(
-      {"w", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, 1, -1});
+  j.spec.groups.push_back({.name = "w",
+                           .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                       .cpu = 1_cores,
+                                       .memory = 1_gib},
+                           .count = 1});
   j.work = gs::sim_duration{static_cast<std::int64_t>(work_s * 1000)};
   return j;
 }

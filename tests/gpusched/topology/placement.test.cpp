@@ -30,7 +30,7 @@ gs::job_spec gang(unsigned id, int tasks, int gpus_per_task) {
   gs::task_request r;
   r.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus_per_task});
   r.cpu = gs::cpu_millis{1000};
-  j.groups.push_back({"worker", r, tasks, -1});
+  j.groups.push_back({.name = "worker", .request = r, .count = tasks});
   return j;
 }
 
@@ -331,7 +331,7 @@ TEST_SUITE("topology/placement") {
     gs::job_spec j = gang(1, 2, 8);
     gs::task_request launcher;
     launcher.cpu = gs::cpu_millis{2000};
-    j.groups.insert(j.groups.begin(), {"launcher", launcher, 1, -1});
+    j.groups.insert(j.groups.begin(), {.name = "launcher", .request = launcher, .count = 1});
     std::vector<gs::task_allocation> got;
     REQUIRE(run(p, book, j, &got).placed);
     REQUIRE(got.size() == 3);
@@ -474,7 +474,7 @@ TEST_SUITE("topology/packing") {
       auto m = std::make_shared<gs::topology_model>(
           gs::fabric::fat_tree(specs.size(), 1 + static_cast<int>(gs::uniform_index(g, 4)), 2));
       const auto h8 = m->add_node_type(gs::dgx_h100());
-      for (auto& s : specs) s.topology = s.gpus == 8 ? h8 : 0;
+      for (auto& s : specs) s.topology = s.gpus == gs::gpu_count{8} ? h8 : 0;
       gs::ledger book(gs::cluster(cat, specs));
       m->check(book.state());
       // odd rounds: the registry's model-less variants (fewest nodes, best fit)

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>  // std::move
 
 #include <gpusched/workload/job.hpp>
 #include <gpusched/workload/queue.hpp>
@@ -18,12 +21,15 @@ std::string message_of(auto&& f) {
   }
   return "";
 }
-gs::job_spec job(unsigned id, int count = 2, int min_count = -1) {
+gs::job_spec job(unsigned id, int count = 2, std::optional<std::int32_t> min_count = std::nullopt) {
   gs::job_spec j;
   j.id = gs::job_id{id};
   j.name = "train";
   j.groups.push_back(
-      {"worker", {gs::gpu_demand::whole(8_gpus), 8_cores, 64_gib, {}}, count, min_count});
+      {.name = "worker",
+       .request = {.gpu = gs::gpu_demand::whole(8_gpus), .cpu = 8_cores, .memory = 64_gib},
+       .count = count,
+       .min_count = min_count});
   return j;
 }
 }  // namespace
@@ -32,7 +38,9 @@ TEST_SUITE("workload/job") {
   const auto cat = gs::basic_catalog();
   TEST_CASE("a job reports its size") {
     auto j = job(1, 4);
-    j.groups.push_back({"launcher", {gs::gpu_demand::none(), 1_cores, 1_gib, {}}, 1, -1});
+    j.groups.push_back({.name = "launcher",
+                        .request = {.gpu = gs::gpu_demand::none(), .cpu = 1_cores, .memory = 1_gib},
+                        .count = 1});
     CHECK(j.task_count() == 5);
     CHECK(j.whole_gpus() == 32_gpus);
     CHECK(j.milli_gpus() == 32000);
@@ -48,7 +56,10 @@ TEST_SUITE("workload/job") {
             gs::validate(empty, cat);
           }).find("job 1 'train': field 'groups' = 0 tasks") != std::string::npos);
     auto zero_group = job(2);
-    zero_group.groups.push_back({"idle", {gs::gpu_demand::none(), 1_cores, 1_gib, {}}, 0, -1});
+    zero_group.groups.push_back(
+        {.name = "idle",
+         .request = {.gpu = gs::gpu_demand::none(), .cpu = 1_cores, .memory = 1_gib},
+         .count = 0});
     CHECK(message_of([&] {
             gs::validate(zero_group, cat);
           }).find("job 2 'train' group 'idle': field 'count' = 0") != std::string::npos);
@@ -73,6 +84,35 @@ TEST_SUITE("workload/job") {
     auto noid = job(1);
     noid.id = gs::job_id{};
     CHECK(message_of([&] { gs::validate(noid, cat); }).find("field 'id'") != std::string::npos);
+  }
+  TEST_CASE("task_group::elastic names the range, and an absent min_count means count") {
+    const gs::task_request r{.gpu = gs::gpu_demand::whole(2_gpus), .cpu = 1_cores, .memory = 1_gib};
+    const auto e = gs::task_group::elastic("worker", r, 2, 8);
+    CHECK(e.name == "worker");
+    CHECK(e.request == r);
+    CHECK(e.count == 8);
+    CHECK(e.min_count == 2);
+    CHECK(e.minimum() == 2);
+    CHECK(e.elastic());
+    const gs::task_group rigid{.name = "worker", .request = r, .count = 4};
+    CHECK_FALSE(rigid.min_count.has_value());
+    CHECK(rigid.minimum() == 4);
+    CHECK_FALSE(rigid.elastic());
+    CHECK_FALSE(gs::task_group::elastic("worker", r, 4, 4).elastic());  // min == max: rigid
+    const auto with = [&](gs::task_group g) {
+      return gs::job_spec{.id = gs::job_id{9}, .name = "e", .groups = {std::move(g)}};
+    };
+    CHECK_NOTHROW(gs::validate(with(e), cat));
+    CHECK_NOTHROW(gs::validate(with(rigid), cat));
+    CHECK(message_of([&] {
+            gs::validate(with(gs::task_group::elastic("worker", r, 0, 4)), cat);
+          }).find("field 'min_count' = 0: must be positive") != std::string::npos);
+    CHECK(message_of([&] {
+            gs::validate(with(gs::task_group::elastic("worker", r, -1, 4)), cat);
+          }).find("field 'min_count' = -1: must be positive") != std::string::npos);
+    CHECK(message_of([&] {
+            gs::validate(with(gs::task_group::elastic("worker", r, 5, 4)), cat);
+          }).find("field 'min_count' = 5: greater than count 4") != std::string::npos);
   }
 }
 

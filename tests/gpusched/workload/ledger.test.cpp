@@ -48,8 +48,11 @@ gs::task_allocation whole(const gs::cluster& c, unsigned node,
 gs::job_spec spec(unsigned id, int tasks, int gpus) {
   gs::job_spec j;
   j.id = gs::job_id{id};
-  j.groups.push_back(
-      {"w", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 4_cores, 16_gib, {}}, tasks, -1});
+  j.groups.push_back({.name = "w",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = 4_cores,
+                                  .memory = 16_gib},
+                      .count = tasks});
   return j;
 }
 }  // namespace
@@ -147,8 +150,13 @@ TEST_SUITE("workload/ledger") {
   }
 
   TEST_CASE("MIG grants occupy slots and come back on rollback") {
-    std::vector<gs::node_spec> nodes = {
-        {gs::node_id{1}, "m", "A100-SXM4-40GB", 1, true, 8_cores, 64_gib, {}, 0}};
+    std::vector<gs::node_spec> nodes = {{.id = gs::node_id{1},
+                                         .name = "m",
+                                         .gpu_model = "A100-SXM4-40GB",
+                                         .gpus = 1_gpus,
+                                         .mig_enabled = true,
+                                         .cpu = 8_cores,
+                                         .memory = 64_gib}};
     gs::ledger book(gs::cluster(gs::basic_catalog(), nodes));
     gs::task_allocation a;
     a.node = gs::node_index{0};

@@ -359,7 +359,7 @@ class quota_admission {
       const auto sizes = detail::reduced_sizes(j, x);
       for (std::size_t g = 0; g < sized_.groups.size(); ++g) {
         sized_.groups[g].count = sizes[g];
-        sized_.groups[g].min_count = -1;  // exactly this size
+        sized_.groups[g].min_count = std::nullopt;  // exactly this size
       }
       if (!tools.place(sized_, tx).placed) {
         tx.rollback_to(before);

@@ -208,7 +208,7 @@ struct drf_options {
   /// false, tenants keep the share they had at the start of the cycle (Volcano-style snapshot).
   bool progressive = true;
   /// Decayed usage to use instead of the current allocation (shared, read-only); see decay.hpp.
-  std::shared_ptr<const decayed_usage> history;
+  std::shared_ptr<const decayed_usage> history{};
   /// Keep each tenant's usage across cycles, updated in O(D + log T) by `on_admitted` and
   /// `on_released` (which the pipeline calls), instead of summing the running jobs in every
   /// `order`. The state mirrors one ledger at one `ledger::version()`; a hook accepts the one

@@ -137,7 +137,7 @@ struct decayed_fair_share_options {
   /// Shares per tenant (`tenant_tree::global_share`, hierarchical as Slurm normalises them);
   /// null: every tenant that has held resources gets an equal share (Slurm's default
   /// `FairShare=1` on every association), `S = 1 / tenants seen`.
-  std::shared_ptr<const tenant_tree> tenants;
+  std::shared_ptr<const tenant_tree> tenants{};
   /// Usage dimensions (`resource_basis` of the cluster): all GPUs pooled in one dimension by
   /// default, plus CPU and memory. U is the largest of the tenant's fractions over the
   /// dimensions (as Slurm's `PriorityFlags=MAX_TRES`).

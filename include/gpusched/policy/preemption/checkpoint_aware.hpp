@@ -141,15 +141,15 @@ struct preemption_search_stats {
 
 /// @brief Options of `checkpoint_aware_preemption`; see the file documentation.
 struct checkpoint_aware_options {
-  preemption_cost_model cost;
+  preemption_cost_model cost{};
   sim_duration min_runtime{0};    ///< jobs younger than this are exempt
   sim_duration thrash_window{0};  ///< recently preempted jobs are a last resort
   bool allow_shrink = true;       ///< elastic jobs may shrink instead of being evicted
   bool reclaim = false;           ///< quota reclaim from borrowing tenants (needs `quotas`)
   fair_share_strategy fair_share = fair_share_strategy::none;  ///< needs `quotas`
-  quota_view quotas;
-  domain_function domain_of;                                 ///< empty: `cluster::topology(node)`
-  std::function<bool(const job_spec&)> needs_single_domain;  ///< empty: never
+  quota_view quotas{};
+  domain_function domain_of{};                                 ///< empty: `cluster::topology(node)`
+  std::function<bool(const job_spec&)> needs_single_domain{};  ///< empty: never
   std::size_t exact_limit = 20;  ///< exact search up to this many candidate jobs (at most 31)
   std::size_t max_probes = 64;   ///< probes per select
   std::size_t enumeration_budget = 1u << 22;  ///< subsets per exact search

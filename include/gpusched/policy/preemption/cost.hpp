@@ -93,7 +93,7 @@ struct preemption_cost_model {
   sim_duration grace_period{0};
   eviction_mode mode = eviction_mode::requeue;
   /// Pause of an elastic job's workers when it shrinks; empty: the job's `restore_cost`.
-  std::optional<sim_duration> shrink_pause;
+  std::optional<sim_duration> shrink_pause{};
   /// Shrinking restarts the whole job from its last checkpoint (cost as requeue).
   bool shrink_loses_progress = false;
 

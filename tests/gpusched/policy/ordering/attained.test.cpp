@@ -32,8 +32,11 @@ gs::job_spec job(unsigned id, int gpus, int submit_s, std::optional<int> duratio
   j.id = gs::job_id{id};
   j.submit = gs::at(gs::seconds(submit_s));
   if (duration_s) j.expected_duration = gs::seconds(*duration_s);
-  j.groups.push_back(
-      {"w", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, 1, -1});
+  j.groups.push_back({.name = "w",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = 1_cores,
+                                  .memory = 1_gib},
+                      .count = 1});
   return j;
 }
 

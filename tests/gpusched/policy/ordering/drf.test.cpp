@@ -35,8 +35,11 @@ gs::job_spec job(unsigned id, unsigned tenant, int gpus, int tasks = 1, int subm
   j.id = gs::job_id{id};
   j.tenant = gs::tenant_id{tenant};
   j.submit = gs::at(gs::seconds(submit_s));
-  j.groups.push_back(
-      {"w", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, tasks, -1});
+  j.groups.push_back({.name = "w",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = 1_cores,
+                                  .memory = 1_gib},
+                      .count = tasks});
   return j;
 }
 

@@ -152,7 +152,10 @@ TEST_SUITE("policy/ordering/multifactor") {
     j.tenant = gs::tenant_id{2};
     j.priority = 3;
     j.submit = gs::at(gs::seconds(0));
-    j.groups.push_back({"w", {gs::gpu_demand::whole(4_gpus), 1_cores, 1_gib, {}}, 1, -1});
+    j.groups.push_back(
+        {.name = "w",
+         .request = {.gpu = gs::gpu_demand::whole(4_gpus), .cpu = 1_cores, .memory = 1_gib},
+         .count = 1});
     const gs::schedule_context day(book, gs::at(gs::seconds(86400)), g);
     CHECK(gs::age_factor{}(day, j) == doctest::Approx(1.0 / 7));  // PriorityMaxAge 7 days
     CHECK(gs::age_factor{gs::seconds(3600)}(day, j) == 1.0);      // capped
@@ -234,8 +237,11 @@ TEST_SUITE("policy/ordering/kueue") {
       gs::job_spec j;
       j.id = gs::job_id{id};
       j.tenant = gs::tenant_id{t};
-      j.groups.push_back(
-          {"w", {gs::gpu_demand::whole(gs::gpu_count{gpus}), 1_cores, 1_gib, {}}, 1, -1});
+      j.groups.push_back({.name = "w",
+                          .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                      .cpu = 1_cores,
+                                      .memory = 1_gib},
+                          .count = 1});
       return j;
     };
     auto pipe = gs::make_pipeline(gs::no_preemption{});

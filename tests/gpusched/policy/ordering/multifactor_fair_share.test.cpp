@@ -25,13 +25,11 @@ gs::job_spec job(unsigned id, unsigned tenant, int gpus, int submit_s = 0) {
   j.tenant = gs::tenant_id{tenant};
   j.submit = gs::at(gs::seconds(submit_s));
   // CPU and memory proportional to the GPUs, so every dimension gives the same usage fraction
-  j.groups.push_back({"w",
-                      {gs::gpu_demand::whole(gs::gpu_count{gpus}),
-                       gs::cpu_millis{1000 * gpus},
-                       gs::memory_mib{1024 * gpus},
-                       {}},
-                      1,
-                      -1});
+  j.groups.push_back({.name = "w",
+                      .request = {.gpu = gs::gpu_demand::whole(gs::gpu_count{gpus}),
+                                  .cpu = gs::cpu_millis{1000 * gpus},
+                                  .memory = gs::memory_mib{1024 * gpus}},
+                      .count = 1});
   return j;
 }
 
