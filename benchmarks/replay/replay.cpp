@@ -35,12 +35,12 @@ Replays a job trace on a simulated cluster and reports metrics.
   --cpu-per-gpu CORES       CPU per GPU for traces without CPU figures (default 4)
   --policy SPEC             one composition: slot=name,... over the slots ordering,
                             admission, packing, placement, preemption (defaults: the library's);
-                            besides the registry's names: ordering=2d-gittins (with
-                            --gittins-prior), preemption=las (Tiresias: a job in a higher
-                            attained-service queue preempts lower queues) and preemption=srtf|srsf
-                            (preemptive oracle: a job preempts jobs with more remaining time or
-                            service); attained-service orderings and these preemptions share a
-                            record the simulator keeps
+                            names: listed at the end of --help. Among them: ordering=2d-gittins
+                            (needs --gittins-prior), preemption=las (Tiresias: a job in a
+                            higher attained-service queue preempts lower queues) and
+                            preemption=srtf|srsf (preemptive oracle: a job preempts jobs with
+                            more remaining time or service); attained-service orderings and
+                            these preemptions read the service record the simulator keeps
   --compare SPEC;SPEC;...   several compositions, run on the same trace, shown side by side;
                             a SPEC may start with LABEL: (default label: the names joined by /)
   --tenant NAME             keep only jobs of this tenant (Philly: virtual cluster)
@@ -646,6 +646,26 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
+/// The registry's policy names with their one-line summaries, per family (the end of --help).
+template <class Tag>
+void print_family(std::ostream& out, const gs::policy_registry& reg) {
+  out << "  " << gs::family_name<Tag>() << ":\n";
+  for (const auto name : reg.names<Tag>()) {
+    out << "    " << name << std::string(name.size() < 22 ? 22 - name.size() : 1, ' ')
+        << reg.summary<Tag>(name) << "\n";
+  }
+}
+
+void print_policy_names(std::ostream& out) {
+  const gs::policy_registry reg;
+  out << "\npolicy names (--policy/--compare slot=name):\n";
+  print_family<gs::ordering_tag>(out, reg);
+  print_family<gs::admission_tag>(out, reg);
+  print_family<gs::packing_tag>(out, reg);
+  print_family<gs::placement_tag>(out, reg);
+  print_family<gs::preemption_tag>(out, reg);
+}
+
 }  // namespace
 
 int run_replay(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -653,6 +673,7 @@ int run_replay(int argc, char** argv, std::ostream& out, std::ostream& err) {
     const options o = parse(argc, argv);
     if (o.help) {
       out << kUsage;
+      print_policy_names(out);
       return 0;
     }
     return run(o, out, err);

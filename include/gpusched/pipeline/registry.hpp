@@ -12,6 +12,10 @@
 /// - `policy_registry`: `add(name, summary, factory)` registers a user's policy (its family
 ///   from its tag), `make_*`/`make_pipeline` build from either kind, `names(tag)` lists them.
 ///
+/// The non-generic factories (`make_ordering`, `make_pipeline(config)`, ...) are templates with
+/// a defaulted parameter only so that including this header instantiates no policy until one is
+/// made (about 1 s of g++ parse time for the umbrella header); call them as plain functions.
+///
 /// Unknown or duplicate names throw `invalid_value_error` (`unknown_name`, `duplicate_id`)
 /// naming the family, the name and the known names.
 #pragma once
@@ -94,10 +98,9 @@ template <class Tag>
                       [](in) { return priority_ordering{}; }},
         builtin_entry{"drf", "weighted DRF by progressive filling, incremental",
                       [](in) { return drf_ordering{}; }},
-        builtin_entry{"drf-snapshot", "DRF on the cycle's snapshot (no progressive filling)",
-                      [](in) {
-                        return drf_ordering{drf_options{.progressive = false, .history = {}}};
-                      }},
+        builtin_entry{
+            "drf-snapshot", "DRF on the cycle's snapshot (no progressive filling)",
+            [](in) { return drf_ordering{drf_options{.progressive = false, .history = {}}}; }},
         builtin_entry{"las", "Tiresias 2D-LAS: queues over attained GPU-time (split 3,600 GPU-s)",
                       [](in) { return las_ordering{}; }},
         builtin_entry{"las-time", "1D LAS over executed time (split 3,600 s)",
@@ -107,8 +110,8 @@ template <class Tag>
                       [](in i) {
                         if (!i.prior) {
                           throw invalid_value_error(
-                              error_id::invalid_value, "policy registry", "ordering",
-                              "2d-gittins", "needs a GPU-time prior (policy_inputs::prior)");
+                              error_id::invalid_value, "policy registry", "ordering", "2d-gittins",
+                              "needs a GPU-time prior (policy_inputs::prior)");
                         }
                         return gittins_ordering{i.prior};
                       }},
@@ -122,16 +125,14 @@ template <class Tag>
         // days, equal shares per tenant) weighted 10000, as the QOS factor, over age 1000 (max
         // age 7 days) and job size 100: fair share decides between tenants, age and size
         // within one.
-        builtin_entry{"multifactor",
-                      "Slurm multifactor: fair share 10000, age 1000, size 100, QOS 10000",
-                      [](in) {
-                        return make_multifactor(weighted(decayed_fair_share_factor{}, 10000.0),
-                                                weighted(age_factor{}, 1000.0),
-                                                weighted(job_size_factor{}, 100.0),
-                                                weighted(qos_factor{10}, 10000.0));
-                      }},
-        builtin_entry{"multifactor-nofs", "Slurm multifactor without fair share",
-                      [](in) {
+        builtin_entry{
+            "multifactor", "Slurm multifactor: fair share 10000, age 1000, size 100, QOS 10000",
+            [](in) {
+              return make_multifactor(
+                  weighted(decayed_fair_share_factor{}, 10000.0), weighted(age_factor{}, 1000.0),
+                  weighted(job_size_factor{}, 100.0), weighted(qos_factor{10}, 10000.0));
+            }},
+        builtin_entry{"multifactor-nofs", "Slurm multifactor without fair share", [](in) {
                         return make_multifactor(weighted(age_factor{}, 1000.0),
                                                 weighted(job_size_factor{}, 100.0),
                                                 weighted(qos_factor{10}, 10000.0));
@@ -152,10 +153,9 @@ template <class Tag>
                       [](in) { return first_fit_packing{}; }},
         // Without the inputs' fabric, as the replay tool has always built it (passing the
         // fabric would change the published topology-gangs table; see the changelog note).
-        builtin_entry{"topology", "topology-aware: NVLink-close GPUs within a node",
-                      [](in) {
-                        return topology_packing(std::make_shared<const topology_model>());
-                      }},
+        builtin_entry{
+            "topology", "topology-aware: NVLink-close GPUs within a node",
+            [](in) { return topology_packing(std::make_shared<const topology_model>()); }},
         builtin_entry{"mig-aware", "MIG slots that keep the largest profiles placeable",
                       [](in) { return mig_aware_packing{}; }},
         builtin_entry{"best-fit", "the node with the least room left after the task",
@@ -230,9 +230,8 @@ using any_policy_of = std::conditional_t<
 /// The built-in names of family `Tag`, in table order. O(entries).
 template <class Tag>
 [[nodiscard]] std::vector<std::string_view> builtin_names() {
-  return std::apply(
-      [](const auto&... e) { return std::vector<std::string_view>{e.name...}; },
-      builtin_policies<Tag>());
+  return std::apply([](const auto&... e) { return std::vector<std::string_view>{e.name...}; },
+                    builtin_policies<Tag>());
 }
 
 /// @brief Calls `f(policy)` with the built-in policy `name` of family `Tag` (its concrete type)
@@ -336,28 +335,34 @@ class policy_registry {
     }
     unknown<Tag>(name);
   }
+  template <class = void>
   [[nodiscard]] any_ordering_policy make_ordering(std::string_view n,
                                                   const policy_inputs& in = {}) const {
     return make<ordering_tag>(n, in);
   }
+  template <class = void>
   [[nodiscard]] any_admission_policy make_admission(std::string_view n,
                                                     const policy_inputs& in = {}) const {
     return make<admission_tag>(n, in);
   }
+  template <class = void>
   [[nodiscard]] any_packing_policy make_packing(std::string_view n,
                                                 const policy_inputs& in = {}) const {
     return make<packing_tag>(n, in);
   }
+  template <class = void>
   [[nodiscard]] any_placement_policy make_placement(std::string_view n,
                                                     const policy_inputs& in = {}) const {
     return make<placement_tag>(n, in);
   }
+  template <class = void>
   [[nodiscard]] any_preemption_policy make_preemption(std::string_view n,
                                                       const policy_inputs& in = {}) const {
     return make<preemption_tag>(n, in);
   }
   /// Builds a pipeline from names. @throws invalid_value_error for an unknown name (checked
   /// for every slot before anything is built).
+  template <class = void>
   [[nodiscard]] any_pipeline make_pipeline(const pipeline_config& c,
                                            const policy_inputs& in = {}) const {
     check<ordering_tag>(c.ordering);
@@ -433,30 +438,31 @@ struct policy_names {
 
 /// Makes a built-in policy by name. @throws invalid_value_error (unknown_name) listing the
 /// known names.
-inline any_ordering_policy make_ordering_policy(std::string_view name,
-                                                const policy_inputs& in = {}) {
+template <class = void>
+any_ordering_policy make_ordering_policy(std::string_view name, const policy_inputs& in = {}) {
   return policy_registry{}.make_ordering(name, in);
 }
-inline any_admission_policy make_admission_policy(std::string_view name,
-                                                  const policy_inputs& in = {}) {
+template <class = void>
+any_admission_policy make_admission_policy(std::string_view name, const policy_inputs& in = {}) {
   return policy_registry{}.make_admission(name, in);
 }
-inline any_packing_policy make_packing_policy(std::string_view name,
-                                              const policy_inputs& in = {}) {
+template <class = void>
+any_packing_policy make_packing_policy(std::string_view name, const policy_inputs& in = {}) {
   return policy_registry{}.make_packing(name, in);
 }
-inline any_placement_policy make_placement_policy(std::string_view name,
-                                                  const policy_inputs& in = {}) {
+template <class = void>
+any_placement_policy make_placement_policy(std::string_view name, const policy_inputs& in = {}) {
   return policy_registry{}.make_placement(name, in);
 }
-inline any_preemption_policy make_preemption_policy(std::string_view name,
-                                                    const policy_inputs& in = {}) {
+template <class = void>
+any_preemption_policy make_preemption_policy(std::string_view name, const policy_inputs& in = {}) {
   return policy_registry{}.make_preemption(name, in);
 }
 
 /// Builds a pipeline of built-in policies from names. @throws invalid_value_error for an
 /// unknown name.
-inline any_pipeline make_pipeline(const pipeline_config& c, const policy_inputs& in = {}) {
+template <class = void>
+any_pipeline make_pipeline(const pipeline_config& c, const policy_inputs& in = {}) {
   return policy_registry{}.make_pipeline(c, in);
 }
 

@@ -7,7 +7,8 @@
 /// @code
 /// gpusched::policy_registry reg;
 /// reg.add("my-order", "...", [](const gpusched::policy_inputs&) { return my_order{}; });
-/// const auto run = gpusched::replay(cluster, {.label = "mine", .config = {.ordering = "my-order"}},
+/// const auto run = gpusched::replay(cluster, {.label = "mine", .config = {.ordering =
+/// "my-order"}},
 ///                                   gpusched::source_from(jobs), {}, reg);
 /// gpusched::print_table(std::cout, std::vector{run.summary});
 /// @endcode
@@ -38,8 +39,8 @@ struct replay_composition {
 
 /// @brief How to run a replay, besides the composition.
 struct replay_options {
-  sim_config sim{};          ///< the simulator's knobs (seed, failures, sampling, time limit)
-  policy_inputs inputs{};    ///< what factories may use (topology model, ...)
+  sim_config sim{};        ///< the simulator's knobs (seed, failures, sampling, time limit)
+  policy_inputs inputs{};  ///< what factories may use (topology model, ...)
   std::vector<std::string> tenant_names{};  ///< for per-tenant figures (index = tenant id)
   /// Called after every scheduling cycle with the time and the ledger (read-only), e.g. to
   /// tally placements or show progress. Optional.
@@ -58,15 +59,17 @@ struct replay_run {
 /// are looked up in `registry` (built-in and user-registered policies).
 /// @throws invalid_value_error (unknown_name) for a name the registry does not know, before
 /// anything runs; whatever the simulator and the policies throw for bad jobs.
-[[nodiscard]] inline replay_run replay(const cluster& cluster_state, const replay_composition& c,
-                                       job_source source, const replay_options& o = {},
-                                       const policy_registry& registry = {}) {
+/// (A template only so that including this header instantiates nothing until `replay` is
+/// called: it keeps the umbrella header's parse cost down. Call it as a plain function.)
+template <class = void>
+[[nodiscard]] replay_run replay(const cluster& cluster_state, const replay_composition& c,
+                                job_source source, const replay_options& o = {},
+                                const policy_registry& registry = {}) {
   simulator<any_pipeline> sim(cluster_state, registry.make_pipeline(c.config, o.inputs), o.sim);
   if (o.observer) sim.set_observer(o.observer);
   sim.run(std::move(source));
   replay_run out;
-  out.summary =
-      summarize(sim.records(), sim.samples(), sim.totals(), o.tenant_names, {}, c.label);
+  out.summary = summarize(sim.records(), sim.samples(), sim.totals(), o.tenant_names, {}, c.label);
   out.records.assign(sim.records().begin(), sim.records().end());
   out.samples.assign(sim.samples().begin(), sim.samples().end());
   out.totals = sim.totals();
