@@ -138,6 +138,9 @@ class arrived_bins {
 /// unconstrained). @throws invalid_value_error when the cluster has no GPU.
 class fgd_experiment {
  public:
+  /// Most pods a tuned workload may sample (the default openb trace needs about 14,000).
+  static constexpr std::size_t max_workload_pods = 10'000'000;
+
   fgd_experiment(std::vector<openb_node> nodes, std::vector<openb_pod> pods)
       : nodes_(std::move(nodes)), pods_(std::move(pods)) {
     for (const auto& n : nodes_) {
@@ -182,7 +185,29 @@ class fgd_experiment {
       std::int64_t total = 0;
       for (auto i : order) total += pods_[i].gpu_request();
       if (total < target) {
+        // Sampling with replacement adds about (target - total) / mean request pods: bounded
+        // before the loop (pods asking for no GPU never reach a GPU target), and checked in it.
+        if (total == 0) {
+          throw invalid_value_error(error_id::invalid_value, "fgd experiment", "tune",
+                                    std::to_string(cfg.tune),
+                                    "no pod asks for a GPU, so the workload cannot be inflated "
+                                    "to a share of the cluster's GPUs");
+        }
+        const double mean = static_cast<double>(total) / static_cast<double>(pods_.size());
+        const double expected = static_cast<double>(target - total) / mean;
+        if (expected > static_cast<double>(max_workload_pods)) {
+          throw invalid_value_error(
+              error_id::invalid_value, "fgd experiment", "tune", std::to_string(cfg.tune),
+              "inflating the workload would take about " +
+                  std::to_string(static_cast<std::int64_t>(expected)) + " pods (at most " +
+                  std::to_string(max_workload_pods) + ")");
+        }
         while (total < target) {
+          if (order.size() >= 2 * max_workload_pods) {
+            throw invalid_value_error(
+                error_id::invalid_value, "fgd experiment", "tune", std::to_string(cfg.tune),
+                "the inflated workload passed " + std::to_string(2 * max_workload_pods) + " pods");
+          }
           const auto i = uniform_index(rng, pods_.size());
           order.push_back(i);
           total += pods_[i].gpu_request();

@@ -191,6 +191,31 @@ TEST_SUITE("experiment/fgd") {
     CHECK(r.failed == 1);
   }
 
+  TEST_CASE("tuning pods that ask for no GPU is an error, not an endless loop") {
+    std::vector<gs::openb_node> ns{{"n0", 64000, 1 << 20, 8, "T4"}};
+    std::vector<gs::openb_pod> ps{{"p0", 1000, 1, 0, 0, {}}, {"p1", 2000, 1, 0, 0, {}}};
+    const gs::fgd_experiment e(ns, ps);
+    gs::fgd_run_config cfg;  // tune 1.3: 10.4 GPUs of requests wanted, none available
+    CHECK_THROWS_WITH_AS((void)e.run(cfg),
+                         "[gpusched.invalid_value] fgd experiment: field 'tune' = 1.300000: no pod "
+                         "asks for a GPU, so the workload cannot be inflated to a share of the "
+                         "cluster's GPUs",
+                         gs::invalid_value_error);
+    cfg.tune = 0;  // no tuning: the pods run as they are
+    CHECK(e.run(cfg).pods == 2);
+  }
+
+  TEST_CASE("tuning that would sample more pods than the limit is refused before sampling") {
+    // One 1-milli pod among many CPU-only ones: about 10.4 x 10^3 x 10^4 / 1 pods needed.
+    std::vector<gs::openb_node> ns{{"n0", 64000, 1 << 20, 8, "T4"}};
+    std::vector<gs::openb_pod> ps{{"g", 1000, 1, 1, 1, {}}};
+    for (int i = 0; i < 9999; ++i) ps.push_back({"c" + std::to_string(i), 1000, 1, 0, 0, {}});
+    const gs::fgd_experiment e(ns, ps);
+    gs::fgd_run_config cfg;
+    CHECK_THROWS_WITH_AS((void)e.run(cfg), doctest::Contains("pods (at most 10000000)"),
+                         gs::invalid_value_error);
+  }
+
   TEST_CASE("a cluster without GPUs is an invalid value") {
     CHECK_THROWS_AS(gs::fgd_experiment({{"n0", 1000, 1000, 0, ""}}, {}), gs::invalid_value_error);
   }

@@ -87,6 +87,7 @@ struct sim_totals {
   std::uint64_t resizes = 0;      ///< elastic resize events (a running job shrunk)
   std::uint64_t grows = 0;        ///< a running elastic job grown (counted apart from `resizes`)
   bool stopped_at_limit = false;  ///< the run ended at `sim_config::time_limit`
+  bool samples_capped = false;    ///< sampling stopped at `sim_config::max_samples`
 };
 
 GPUSCHED_END_NAMESPACE

@@ -119,6 +119,10 @@ struct sim_config {
   bool sample_tenants = true;
   /// Time-series sample spacing (0: no samples).
   sim_duration sample_interval = seconds(600);
+  /// At most this many samples are kept (memory is O(max_samples x tenants)); when a run spans
+  /// more, sampling stops there and `sim_totals::samples_capped` is set. Bounds the memory of a
+  /// trace with a far-future job (a job dated years after the others).
+  std::size_t max_samples = 1'000'000;
   std::uint64_t seed = 1;
   /// Simulated time, counted from the first event, at which the run stops (0: none). Jobs
   /// still pending or running then are `unfinished`; allocation, down time and samples are
@@ -405,9 +409,18 @@ class simulator {
     const double dt = static_cast<double>((t - now_).count());
     totals_.allocated_integral += static_cast<double>(held_milli_) * dt;
     totals_.down_integral += static_cast<double>(book_.state().unavailable_gpus()) * 1000.0 * dt;
-    if (cfg_.sample_interval > sim_duration{0}) {
+    if (cfg_.sample_interval > sim_duration{0} && !totals_.samples_capped && next_sample_ <= t &&
+        next_sample_ >= now_) {
+      // The state is constant over [now_, t): every sample in it is the same but for its time,
+      // so it is computed once (O(nodes + tenants) per advance, O(1) per further sample).
+      const sim_sample here = sample(next_sample_);
       while (next_sample_ <= t && next_sample_ >= now_) {
-        samples_.push_back(sample(next_sample_));
+        if (samples_.size() >= cfg_.max_samples) {
+          totals_.samples_capped = true;
+          break;
+        }
+        samples_.push_back(here);
+        samples_.back().t = next_sample_;
         next_sample_ += cfg_.sample_interval;
       }
     }
@@ -533,12 +546,34 @@ class simulator {
         if (work_remains() || !pending_.empty()) {
           // Stop ticking when only pending jobs remain and nothing can ever change.
           if (!(events_.empty() && book_.running().empty() && !source_ && last_cycle_idle_)) {
-            push(now_ + cfg_.cycle_interval, ev_tick, 0, 0);
+            push(next_tick(), ev_tick, 0, 0);
           }
         }
         return true;
     }
     return false;
+  }
+
+  /// The time of the next tick. When nothing is pending or running, the ticks before the next
+  /// event change nothing (no cycle runs), so it skips to the first tick at or after that event
+  /// and counts the skipped ticks in `totals_.events` as if they had fired (up to the time
+  /// limit): the same totals, in time proportional to the events rather than to the gap.
+  sim_time next_tick() {
+    const sim_time next = now_ + cfg_.cycle_interval;
+    if (!pending_.empty() || !book_.running().empty() || events_.empty() ||
+        events_.top().t <= next) {
+      return next;
+    }
+    const std::int64_t step = cfg_.cycle_interval.count();
+    const std::int64_t gap = (events_.top().t - now_).count();
+    const std::int64_t k = gap / step + (gap % step != 0 ? 1 : 0);  // >= 2
+    std::int64_t skipped = k - 1;
+    if (cfg_.time_limit > sim_duration{0}) {
+      const std::int64_t before_limit = (totals_.start + cfg_.time_limit - now_).count() / step;
+      skipped = std::clamp<std::int64_t>(before_limit, 0, skipped);
+    }
+    totals_.events += static_cast<std::uint64_t>(skipped);
+    return now_ + sim_duration{k * step};
   }
 
   [[nodiscard]] bool work_remains() const noexcept {
@@ -549,7 +584,9 @@ class simulator {
     const double nodes = static_cast<double>(book_.state().node_count());
     const double mean = static_cast<double>(cfg_.node_mtbf.count()) / nodes;
     const double u = static_cast<double>(fail_rng_() >> 11) * 0x1.0p-53;
-    const auto dt = static_cast<std::int64_t>(-mean * std::log(1.0 - u)) + 1;
+    // Clamped to 2^62 ms (146 million years: never, in effect) so that a huge MTBF cannot
+    // overflow the conversion or the clock.
+    const auto dt = static_cast<std::int64_t>(std::min(-mean * std::log(1.0 - u), 0x1p62)) + 1;
     const auto n = static_cast<std::uint32_t>(uniform_index(fail_rng_, book_.state().node_count()));
     push(from + sim_duration{dt}, ev_failure, n, 0);
   }
@@ -558,7 +595,7 @@ class simulator {
     const auto gpus = book_.state().gpu_count();
     const double mean = static_cast<double>(cfg_.gpu_mtbf.count()) / static_cast<double>(gpus);
     const double u = static_cast<double>(gpu_fail_rng_() >> 11) * 0x1.0p-53;
-    const auto dt = static_cast<std::int64_t>(-mean * std::log(1.0 - u)) + 1;
+    const auto dt = static_cast<std::int64_t>(std::min(-mean * std::log(1.0 - u), 0x1p62)) + 1;
     const auto g = static_cast<std::uint32_t>(uniform_index(gpu_fail_rng_, gpus));
     push(from + sim_duration{dt}, ev_gpu_failure, g, 0);
   }
@@ -603,9 +640,9 @@ class simulator {
     if (job_history* h = history()) {
       // the whole run since its start, across resizes: GPU-seconds at each size, wall time once
       h->service.add(s.spec.id,
-                    s.stint_gpu_s + static_cast<double>(s.held_milli) / 1000.0 *
-                                        to_seconds(now_ - s.alloc_start),
-                    now_ - s.stint_start);
+                     s.stint_gpu_s + static_cast<double>(s.held_milli) / 1000.0 *
+                                         to_seconds(now_ - s.alloc_start),
+                     now_ - s.stint_start);
     }
     stop_allocation(i);
     s.st = status::pending;

@@ -20,7 +20,11 @@
 ///
 /// Errors: `topology_parse_error` (a `parse_error`) with the line and the 1-based column of the
 /// offending token: unknown cell, missing or extra cells, GPU rows out of order, a non-`X`
-/// diagonal, an asymmetric pair, a matrix that is not a hierarchy. O(n^2) for n devices.
+/// diagonal, an asymmetric pair, a matrix that is not a hierarchy, more than
+/// `topo_max_devices` device columns, a NUMA id above `topo_max_numa`. O(n^2) for n devices.
+///
+/// Limits: at most `topo_max_devices` (256) device columns (GPUs and NICs), so the matrix never
+/// takes more than 64 Ki cells whatever the header claims; NUMA ids 0..`topo_max_numa` (4095).
 #pragma once
 
 #include <algorithm>  // std::min
@@ -36,6 +40,11 @@
 #include "gpusched/topology/node_topology.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
+
+/// Most device columns (GPUs plus NICs) `parse_topo_matrix` reads.
+inline constexpr std::size_t topo_max_devices = 256;
+/// Largest NUMA id `parse_topo_matrix` reads.
+inline constexpr int topo_max_numa = 4095;
 
 /// @brief A `parse_error` that also knows the 1-based column of the offending token.
 class topology_parse_error : public parse_error {
@@ -186,6 +195,10 @@ struct topo_groups {
       }
       ++gpus;
     }
+    if (columns.size() >= topo_max_devices) {
+      throw fail(header_line, header[h].column, "header",
+                 "more than " + std::to_string(topo_max_devices) + " device columns");
+    }
     columns.push_back(t);
   }
   bool has_cpu = false;
@@ -258,6 +271,10 @@ struct topo_groups {
                          "expected a NUMA node number or N/A, found '" + t.text + "'");
             }
             v = v * 10 + (ch - '0');
+            if (v > topo_max_numa) {
+              throw fail(line_no, t.column, "NUMA Affinity",
+                         "NUMA id '" + t.text + "' is above " + std::to_string(topo_max_numa));
+            }
           }
           out.numa[row] = v;
         }
