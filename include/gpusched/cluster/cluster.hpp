@@ -119,9 +119,10 @@ struct gpu_state {
 /// @brief Nodes and GPUs with their free capacity, in struct-of-arrays form, plus indexes.
 ///
 /// Construction validates every node (@throws invalid_value_error naming node and field:
-/// duplicate id or name, negative CPU or memory, GPU count outside 0..16, unknown model, MIG
-/// mode on a model without MIG, a sharing mode on a MIG node or without GPUs, replicas outside
-/// 1..max_gpu_replicas for a shared node or not 0 for an exclusive one). Queries are O(1) unless
+/// duplicate id or name, negative CPU or memory, CPU or memory totals beyond 64 bits, GPU count
+/// outside 0..16, unknown model, MIG mode on a model without MIG, a sharing mode on a MIG node
+/// or without GPUs, replicas outside 1..max_gpu_replicas for a shared node or not 0 for an
+/// exclusive one). Queries are O(1) unless
 /// stated; index queries O(log nodes).
 class cluster {
  public:
@@ -129,6 +130,7 @@ class cluster {
   cluster(gpu_catalog catalog, std::span<const node_spec> nodes) : catalog_(std::move(catalog)) {
     std::unordered_set<node_id> ids;
     std::unordered_set<std::string> names;
+    std::int64_t cpu_sum = 0, memory_sum = 0;
     for (const auto& s : nodes) {
       const std::string where = "node " + std::to_string(s.id.value()) + " '" + s.name + "'";
       if (!s.id.valid()) {
@@ -150,6 +152,17 @@ class cluster {
       if (s.memory < memory_mib{0}) {
         throw invalid_value_error(error_id::invalid_value, where, "memory",
                                   std::to_string(s.memory.value()), "must not be negative");
+      }
+      // The cluster keeps 64-bit totals of CPU and memory: their sums must not overflow.
+      if (__builtin_add_overflow(cpu_sum, s.cpu.value(), &cpu_sum)) {
+        throw invalid_value_error(error_id::invalid_value, where, "cpu",
+                                  std::to_string(s.cpu.value()),
+                                  "the cluster's total CPU overflows 64 bits");
+      }
+      if (__builtin_add_overflow(memory_sum, s.memory.value(), &memory_sum)) {
+        throw invalid_value_error(error_id::invalid_value, where, "memory",
+                                  std::to_string(s.memory.value()),
+                                  "the cluster's total memory overflows 64 bits");
       }
       if (s.gpus.value() < 0 || s.gpus.value() > max_gpus_per_node) {
         throw invalid_value_error(error_id::invalid_value, where, "gpus",

@@ -17,6 +17,7 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/parse.hpp"
 #include "gpusched/trace/record.hpp"
 #include "gpusched/trace/text.hpp"
 
@@ -58,7 +59,13 @@ class gavel_reader {
       out = trace_job{};
       out.id = job_id{rows_};
       out.submit = at(sim_duration{detail::seconds_to_ms(arrival)});
-      out.duration = sim_duration{detail::seconds_to_ms(steps / *rate)};
+      // A tiny rate makes a duration beyond the clock (or infinite): an error, not overflow.
+      const auto ms = to_millis(steps / *rate);
+      if (!ms) {
+        r_.fail("total_steps", "total_steps / steps-per-second (" + std::to_string(*rate) +
+                                   ") is a duration beyond the simulated clock");
+      }
+      out.duration = sim_duration{*ms};
       out.gpus = static_cast<std::int32_t>(scale);
       return true;
     }

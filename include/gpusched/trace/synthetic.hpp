@@ -14,6 +14,7 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/parse.hpp"
 #include "gpusched/core/random.hpp"
 #include "gpusched/trace/record.hpp"
 
@@ -35,7 +36,8 @@ inline double unit(random_engine& g) noexcept { return static_cast<double>(g() >
 /// @brief Streams synthetic jobs one at a time (O(1) memory).
 class synthetic_generator {
  public:
-  /// @throws invalid_value_error on a negative rate, NaN, or zero tenants.
+  /// @throws invalid_value_error on a negative rate, NaN, or zero tenants; `next` throws it when
+  /// a rate so small that arrivals pass the clock's range (2^62 ms).
   explicit synthetic_generator(synthetic_options o) : o_(o), g_(o.seed) {
     if (!(o.jobs_per_hour >= 0) || o.tenants == 0) {
       throw invalid_value_error(error_id::invalid_value, "synthetic_options",
@@ -50,7 +52,18 @@ class synthetic_generator {
     out.id = job_id{static_cast<job_id::rep>(++made_)};
     if (o_.jobs_per_hour > 0 && made_ > 1) {
       const double mean = 3600.0 / o_.jobs_per_hour;
-      clock_ms_ += static_cast<std::int64_t>(-mean * std::log(1.0 - detail::unit(g_)) * 1000.0);
+      // A tiny rate makes gaps beyond the millisecond clock: an error, never an overflow.
+      // (Milliseconds truncated, as always: the same traces as before for every valid rate.)
+      const double gap_ms = -mean * std::log(1.0 - detail::unit(g_)) * 1000.0;
+      const auto next = gap_ms < 0x1p62 ? checked_add(clock_ms_, static_cast<std::int64_t>(gap_ms))
+                                        : std::nullopt;
+      if (!next || *next > (std::int64_t{1} << 62)) {
+        throw invalid_value_error(
+            error_id::invalid_value, "synthetic_options", "jobs_per_hour",
+            std::to_string(o_.jobs_per_hour),
+            "job " + std::to_string(made_) + " would arrive beyond the simulated clock's range");
+      }
+      clock_ms_ = *next;
     }
     out.submit = at(sim_duration{clock_ms_});
     const double s = detail::unit(g_);
