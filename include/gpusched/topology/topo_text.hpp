@@ -37,6 +37,7 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/parse.hpp"
 #include "gpusched/topology/node_topology.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
@@ -156,6 +157,7 @@ struct topo_groups {
 /// comment); the returned model is validated.
 [[nodiscard]] inline topo_matrix parse_topo_matrix(std::string_view text,
                                                    const topo_parse_options& opt = {}) {
+  text = strip_bom(text);  // a UTF-8 byte-order mark before the header is skipped
   std::vector<std::string_view> lines;
   for (std::size_t pos = 0; pos <= text.size();) {
     const auto nl = text.find('\n', pos);
@@ -168,6 +170,16 @@ struct topo_groups {
                         const std::string& problem) -> topology_parse_error {
     return {opt.file, line, col, field, problem};
   };
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    // CR-only line endings would read as one line: refused, naming the cause.
+    const auto cr = lines[i].find('\r');
+    if (cr != std::string_view::npos &&
+        lines[i].find_first_not_of('\r', cr) != std::string_view::npos) {
+      throw fail(i + 1, cr + 1, "(line)",
+                 "carriage return inside a line (CR-only line endings are not read; convert "
+                 "the text to LF or CRLF line endings)");
+    }
+  }
   std::size_t li = 0;
   while (li < lines.size() && detail::topo_tokens(lines[li]).empty()) ++li;
   if (li == lines.size()) throw fail(1, 1, "header", "no topology matrix in the input");

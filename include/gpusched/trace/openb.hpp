@@ -9,17 +9,41 @@
 
 #include <charconv>  // std::from_chars
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <istream>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/parse.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
+
+/// Largest `cpu_milli` and `memory_mib` of a node or a pod in every openb reader (2^40: a
+/// billion cores, an exbibyte); keeps every sum over a cluster far from 64-bit overflow.
+inline constexpr std::int64_t openb_max_amount = std::int64_t{1} << 40;
+/// Largest `gpu` of a node and `num_gpu` of a pod (a pod runs on one node).
+inline constexpr std::int64_t openb_max_gpus = 16;
+
+/// What is wrong with an openb `gpu_spec` (`A|B|...`, empty: any model), or nothing: an empty
+/// model name (`|`, `A|`, `|B`, `A||B`) is refused by every reader.
+[[nodiscard]] inline std::optional<std::string> openb_spec_problem(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  std::size_t start = 0;
+  while (true) {
+    const auto bar = s.find('|', start);
+    if ((bar == s.npos ? s.size() : bar) == start) {
+      return "empty model name in '" + std::string(s) + "'";
+    }
+    if (bar == s.npos) return std::nullopt;
+    start = bar + 1;
+  }
+}
 
 /// @brief One node of an openb node list.
 struct openb_node {
@@ -72,7 +96,13 @@ inline csv_table read_csv(std::istream& in, const std::string& file) {
   std::size_t n = 0;
   while (std::getline(in, line)) {
     ++n;
+    if (n == 1 && strip_bom(line).size() != line.size()) line.erase(0, 3);
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find('\r') != std::string::npos) {
+      throw parse_error(file, n, "(line)",
+                        "carriage return inside a line (CR-only line endings are not read; "
+                        "convert the file to LF or CRLF line endings)");
+    }
     if (line.empty()) continue;
     if (line.find('"') != std::string::npos) {
       throw parse_error(file, n, "(line)", "quoted fields are not supported in openb CSV");
@@ -114,10 +144,10 @@ inline std::int64_t parse_int(const csv_table& t, std::size_t row, std::size_t c
                               std::int64_t hi) {
   const std::string& s = t.rows[row][col];
   std::int64_t v = 0;
-  const auto* b = s.data();
-  const auto* e = s.data() + s.size();
-  const auto r = std::from_chars(b, e, v);
-  if (s.empty() || r.ec != std::errc{} || r.ptr != e) {
+  const auto r = parse_integer(s);
+  v = r.value;
+  if (r.status == number_status::out_of_range) v = s.front() == '-' ? lo - 1 : hi + 1;
+  if (!r.ok() && r.status != number_status::out_of_range) {
     throw parse_error(t.file, t.lines[row], t.header[col],
                       "column " + std::to_string(col + 1) + ": '" + s + "' is not an integer");
   }
@@ -130,6 +160,10 @@ inline std::int64_t parse_int(const csv_table& t, std::size_t row, std::size_t c
 }
 
 inline std::ifstream open_or_throw(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw parse_error(path, 0, "(file)", "is a directory, not a file");
+  }
   std::ifstream in(path);
   if (!in) throw parse_error(path, 0, "(file)", "cannot open file");
   return in;
@@ -137,8 +171,9 @@ inline std::ifstream open_or_throw(const std::string& path) {
 }  // namespace detail
 
 /// Reads an openb node list from `in`; `file` names it in errors. O(size).
-/// @throws parse_error on a missing column, a wrong column count, a non-integer or negative
-/// CPU/memory, a GPU count outside 0..16, or a GPU node without a model.
+/// @throws parse_error on a missing column, a wrong column count, a non-integer CPU/memory
+/// outside 0..2^40, a GPU count outside 0..16, a GPU node without a model, or a node name given
+/// twice (naming the line of the first).
 inline std::vector<openb_node> read_openb_nodes(std::istream& in, const std::string& file) {
   const auto t = detail::read_csv(in, file);
   const auto sn = detail::require_column(t, "sn");
@@ -148,6 +183,7 @@ inline std::vector<openb_node> read_openb_nodes(std::istream& in, const std::str
   const auto model = detail::require_column(t, "model");
   std::vector<openb_node> out;
   out.reserve(t.rows.size());
+  std::unordered_map<std::string_view, std::size_t> seen;  // name -> line
   for (std::size_t r = 0; r < t.rows.size(); ++r) {
     openb_node n;
     n.name = t.rows[r][sn];
@@ -155,9 +191,14 @@ inline std::vector<openb_node> read_openb_nodes(std::istream& in, const std::str
       throw parse_error(file, t.lines[r], "sn",
                         "column " + std::to_string(sn + 1) + ": empty node name");
     }
-    n.cpu_milli = detail::parse_int(t, r, cpu, 0, INT64_MAX);
-    n.memory_mib = detail::parse_int(t, r, mem, 0, INT64_MAX);
-    n.gpus = static_cast<int>(detail::parse_int(t, r, gpu, 0, 16));
+    if (const auto [it, fresh] = seen.emplace(t.rows[r][sn], t.lines[r]); !fresh) {
+      throw parse_error(file, t.lines[r], "sn",
+                        "column " + std::to_string(sn + 1) + ": node name '" + n.name +
+                            "' given twice (first on line " + std::to_string(it->second) + ")");
+    }
+    n.cpu_milli = detail::parse_int(t, r, cpu, 0, openb_max_amount);
+    n.memory_mib = detail::parse_int(t, r, mem, 0, openb_max_amount);
+    n.gpus = static_cast<int>(detail::parse_int(t, r, gpu, 0, openb_max_gpus));
     n.model = t.rows[r][model];
     if (n.gpus > 0 && n.model.empty()) {
       throw parse_error(file, t.lines[r], "model",
@@ -186,9 +227,9 @@ inline std::vector<openb_pod> read_openb_pods(std::istream& in, const std::strin
   for (std::size_t r = 0; r < t.rows.size(); ++r) {
     openb_pod p;
     p.name = t.rows[r][name];
-    p.cpu_milli = detail::parse_int(t, r, cpu, 0, INT64_MAX);
-    p.memory_mib = detail::parse_int(t, r, mem, 0, INT64_MAX);
-    p.num_gpu = static_cast<int>(detail::parse_int(t, r, num, 0, 16));
+    p.cpu_milli = detail::parse_int(t, r, cpu, 0, openb_max_amount);
+    p.memory_mib = detail::parse_int(t, r, mem, 0, openb_max_amount);
+    p.num_gpu = static_cast<int>(detail::parse_int(t, r, num, 0, openb_max_gpus));
     p.gpu_milli = static_cast<int>(detail::parse_int(t, r, milli, 0, 1000));
     const std::string col = "column " + std::to_string(milli + 1) + ": ";
     if (p.num_gpu > 0 && p.gpu_milli == 0) {

@@ -15,6 +15,8 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/parse.hpp"
+#include "gpusched/trace/openb.hpp"
 #include "gpusched/trace/record.hpp"
 #include "gpusched/trace/text.hpp"
 
@@ -36,19 +38,27 @@ class openb_reader {
     if (!r_.next()) return false;
     out = trace_job{};
     out.id = job_id{static_cast<job_id::rep>(++rows_)};
-    out.cpu = cpu_millis{r_.integer(col_[0], "cpu_milli", 0, std::int64_t{1} << 40)};
-    out.memory = memory_mib{r_.integer(col_[1], "memory_mib", 0, std::int64_t{1} << 40)};
-    const auto n = r_.integer(col_[2], "num_gpu", 0, 1024);
+    // The same rules as the packing experiment's reader (`read_openb_pods`, trace/openb.hpp).
+    out.cpu = cpu_millis{r_.integer(col_[0], "cpu_milli", 0, openb_max_amount)};
+    out.memory = memory_mib{r_.integer(col_[1], "memory_mib", 0, openb_max_amount)};
+    const auto n = r_.integer(col_[2], "num_gpu", 0, openb_max_gpus);
     const auto milli = r_.integer(col_[3], "gpu_milli", 0, 1000);
-    if (n > 1 && milli != 1000) r_.fail("gpu_milli", "a share below 1000 needs num_gpu 1");
-    if (n >= 1 && milli == 0) r_.fail("gpu_milli", "0 with num_gpu > 0");
+    if (n > 1 && milli != 1000) {
+      r_.fail("gpu_milli", "a multi-GPU pod takes whole GPUs (1000 milli each)");
+    }
+    if (n >= 1 && milli == 0) r_.fail("gpu_milli", "a pod with GPUs needs a share");
+    if (n == 0 && milli != 0) r_.fail("gpu_milli", "a pod without GPUs has no share");
     if (n == 1 && milli < 1000) {
       out.gpu_share = milli_gpu{static_cast<std::int32_t>(milli)};
     } else {
       out.gpus = static_cast<std::int32_t>(n);
     }
-    out.gpu_spec = specs_.intern(r_.field(col_[4], "gpu_spec"));
-    out.tenant = tenant_id{tenants_.intern(r_.field(col_[5], "qos"))};
+    const auto spec = r_.field(col_[4], "gpu_spec");
+    if (const auto bad = openb_spec_problem(spec)) r_.fail("gpu_spec", *bad);
+    out.gpu_spec = specs_.intern(spec);
+    const auto qos = r_.field(col_[5], "qos");
+    if (!is_utf8(qos)) r_.fail("qos", "the tenant name is not UTF-8");
+    out.tenant = tenant_id{tenants_.intern(qos)};
     const auto created = r_.integer(col_[6], "creation_time", 0, std::int64_t{1} << 40);
     const auto deleted = r_.integer(col_[7], "deletion_time", 0, std::int64_t{1} << 40);
     if (deleted < created) r_.fail("deletion_time", "before creation_time");
@@ -80,8 +90,7 @@ class openb_reader {
 }
 
 [[nodiscard]] inline trace load_openb_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw parse_error(path, 0, "file", "cannot open");
+  std::ifstream in = open_input(path);
   return load_openb(in, path);
 }
 

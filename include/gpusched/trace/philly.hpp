@@ -16,6 +16,7 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/parse.hpp"
 #include "gpusched/trace/record.hpp"
 #include "gpusched/trace/text.hpp"
 
@@ -45,6 +46,7 @@ class philly_reader {
     }
     const auto vc = r_.field(col_[4], "cluster");
     if (vc.empty()) r_.fail("cluster", "empty virtual-cluster name");
+    if (!is_utf8(vc)) r_.fail("cluster", "the virtual-cluster name is not UTF-8");
     out = trace_job{};
     out.id = job_id{static_cast<job_id::rep>(++rows_)};
     out.submit = at(sim_duration{*ts * 1000});
@@ -78,10 +80,10 @@ class philly_reader {
   return t;
 }
 
-/// Loads a Philly CSV file. @throws parse_error (line 0, field `file`) if it cannot be opened.
+/// Loads a Philly CSV file. @throws parse_error (line 0, field `file`) if it cannot be opened
+/// or is a directory.
 [[nodiscard]] inline trace load_philly_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw parse_error(path, 0, "file", "cannot open");
+  std::ifstream in = open_input(path);
   return load_philly(in, path);
 }
 

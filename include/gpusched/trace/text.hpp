@@ -20,12 +20,15 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/parse.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 namespace detail {
 
 /// @brief Delimited text, one line at a time. Lines may end in `\n` or `\r\n`; blank lines are
-/// skipped. Memory: one line and its field views.
+/// skipped; a UTF-8 byte-order mark before the first line is skipped. A carriage return inside a
+/// line (a file with CR-only line endings reads as one long line) is a `parse_error`, never a
+/// silently empty file. Memory: one line and its field views.
 class text_reader {
  public:
   text_reader(std::istream& in, std::string file, char delimiter)
@@ -35,7 +38,13 @@ class text_reader {
   bool next() {
     while (std::getline(*in_, line_)) {
       ++line_no_;
+      if (line_no_ == 1 && strip_bom(line_).size() != line_.size()) line_.erase(0, 3);
       if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+      if (line_.find('\r') != std::string::npos) {
+        fail("(line)",
+             "carriage return inside a line (CR-only line endings are not read; convert the "
+             "file to LF or CRLF line endings)");
+      }
       if (line_.find_first_not_of(" \t") == std::string::npos) continue;
       split();
       return true;
@@ -80,11 +89,12 @@ class text_reader {
   [[nodiscard]] std::int64_t integer(std::size_t i, std::string_view name, std::int64_t lo,
                                      std::int64_t hi) const {
     const auto s = field(i, name);
-    std::int64_t v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || p != s.data() + s.size()) {
-      fail(name, "'" + std::string(s) + "' is not an integer");
+    const auto r = parse_integer(s);
+    if (r.status == number_status::out_of_range) {
+      fail(name, std::string(s) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
     }
+    if (!r.ok()) fail(name, "'" + std::string(s) + "' is not an integer");
+    const std::int64_t v = r.value;
     if (v < lo || v > hi) {
       fail(name, std::string(s) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
     }
@@ -93,11 +103,12 @@ class text_reader {
   /// A finite number in `[lo, hi]`.
   [[nodiscard]] double number(std::size_t i, std::string_view name, double lo, double hi) const {
     const auto s = field(i, name);
-    double v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) {
-      fail(name, "'" + std::string(s) + "' is not a finite number");
+    const auto r = parse_real(s);
+    if (r.status == number_status::subnormal || r.status == number_status::out_of_range) {
+      fail(name, number_problem(s, r.status));
     }
+    if (!r.ok()) fail(name, "'" + std::string(s) + "' is not a finite number");
+    const double v = r.value;
     if (v < lo || v > hi) fail(name, std::string(s) + " is out of range");
     return v;
   }
@@ -147,7 +158,8 @@ constexpr std::int64_t days_from_civil(std::int64_t y, std::int64_t m, std::int6
   return era * 146097 + doe - 719468;
 }
 
-/// Parses `YYYY-MM-DD HH:MM:SS` (UTC) into seconds since the Unix epoch, or nothing.
+/// Parses `YYYY-MM-DD HH:MM:SS` (UTC) into seconds since the Unix epoch, or nothing (also for
+/// a day the month does not have).
 inline std::optional<std::int64_t> parse_datetime(std::string_view s) noexcept {
   if (s.size() != 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
       s[13] != ':' || s[16] != ':') {
@@ -162,9 +174,14 @@ inline std::optional<std::int64_t> parse_datetime(std::string_view s) noexcept {
       !num(17, 2, se)) {
     return std::nullopt;
   }
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60 || y < 1970) {
+  if (mo < 1 || mo > 12 || d < 1 || h < 0 || mi < 0 || se < 0 || h > 23 || mi > 59 || se > 60 ||
+      y < 1970) {
     return std::nullopt;
   }
+  // A calendar date: February 30 is not March 2.
+  constexpr int month_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (d > month_days[mo - 1] + (mo == 2 && leap ? 1 : 0)) return std::nullopt;
   return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
 }
 

@@ -11,6 +11,7 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/parse.hpp"
 #include "gpusched/trace/record.hpp"
 #include "gpusched/trace/text.hpp"
 
@@ -61,8 +62,7 @@ class tiresias_reader {
 }
 
 [[nodiscard]] inline trace load_tiresias_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw parse_error(path, 0, "file", "cannot open");
+  std::ifstream in = open_input(path);
   return load_tiresias(in, path);
 }
 

@@ -41,4 +41,22 @@ TEST_SUITE("topology/topo_text") {
         "GPU1  PIX  X   0-11 4095\n");
     CHECK(ok.numa == std::vector<int>{4095, 4095});
   }
+
+  TEST_CASE("a byte-order mark is skipped and CR-only line endings are refused by name") {
+    const std::string lf = "     GPU0 GPU1\nGPU0  X   PIX\nGPU1  PIX  X\n";
+    CHECK(gs::parse_topo_matrix("\xEF\xBB\xBF" + lf).topology.gpu_count() == 2);
+    std::string crlf, cr;
+    for (const char c : lf) {
+      crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+      cr += c == '\n' ? '\r' : c;
+    }
+    CHECK(gs::parse_topo_matrix(crlf).topology.gpu_count() == 2);
+    try {
+      (void)gs::parse_topo_matrix(cr, {.file = "cr.txt"});
+      FAIL("no error");
+    } catch (const gs::topology_parse_error& e) {
+      CHECK(e.line() == 1);
+      CHECK(std::string(e.what()).find("carriage return inside a line") != std::string::npos);
+    }
+  }
 }

@@ -57,7 +57,7 @@ TEST_SUITE("trace/openb") {
                          gs::parse_error);
     CHECK_THROWS_WITH_AS(pods(pod_header + "a,1,1,1,1000,,LS,R,0,1,0\nb,-5,1,0,0,,LS,R,0,1,0\n"),
                          "[gpusched.parse] pods.csv:3: field 'cpu_milli': column 2: -5 is outside "
-                         "0..9223372036854775807",
+                         "0..1099511627776",
                          gs::parse_error);
     CHECK_THROWS_WITH_AS(pods(pod_header + "a,1,1,2,500,,LS,R,0,1,0\n"),
                          "[gpusched.parse] pods.csv:2: field 'gpu_milli': column 5: a multi-GPU "

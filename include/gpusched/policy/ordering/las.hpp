@@ -21,6 +21,7 @@
 #include <cmath>      // std::isfinite
 #include <cstdint>
 #include <fstream>
+#include <istream>
 #include <limits>
 #include <memory>  // std::shared_ptr
 #include <span>
@@ -32,6 +33,7 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/parse.hpp"
 #include "gpusched/core/time.hpp"
 #include "gpusched/policy/concepts.hpp"
 #include "gpusched/workload/history.hpp"  // service_record
@@ -67,24 +69,30 @@ class gpu_time_prior {
   /// @throws parse_error naming the file, line and field `duration` for a malformed or
   /// negative value, or when the file cannot be read or holds no sample.
   static gpu_time_prior load_csv(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw parse_error(path, 0, "file", "cannot open");
+    std::ifstream in = open_input(path);
+    return read_csv(in, path);
+  }
+  /// As `load_csv`, from a stream; `path` names it in errors. O(samples log samples).
+  static gpu_time_prior read_csv(std::istream& in, const std::string& path) {
     std::string line;
     std::vector<double> v;
     std::size_t no = 0;
     while (std::getline(in, line)) {
       ++no;
       if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find('\r') != std::string::npos) {
+        throw parse_error(path, no, "(line)",
+                          "carriage return inside a line (CR-only line endings are not read; "
+                          "convert the file to LF or CRLF line endings)");
+      }
       if (no == 1 || line.empty()) continue;  // header
       const std::string cell = line.substr(0, line.find(','));
-      std::size_t used = 0;
-      double x = 0;
-      try {
-        x = std::stod(cell, &used);
-      } catch (const std::exception&) {
-        used = 0;
+      const auto r = parse_real(cell);  // std::from_chars: no hex, inf or nan
+      if (r.status == number_status::subnormal) {
+        throw parse_error(path, no, "duration", number_problem(cell, r.status));
       }
-      if (used != cell.size() || cell.empty() || !std::isfinite(x) || x < 0) {
+      const double x = r.value;
+      if (!r.ok() || x < 0) {
         throw parse_error(path, no, "duration",
                           "'" + cell + "' is not a non-negative number of GPU-seconds");
       }
