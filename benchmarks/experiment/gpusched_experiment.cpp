@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <new>  // std::bad_alloc
 #include <span>
 #include <sstream>
 #include <string>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include <gpusched/core/error.hpp>
+#include <gpusched/core/parse.hpp>
 #include <gpusched/trace/openb.hpp>
 
 #include "fgd_experiment.hpp"
@@ -83,20 +85,21 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+// What the program is doing, for the message of an exception that ends it.
+std::string g_stage = "reading the options";
+
+/// Every number goes through std::from_chars (gpusched/core/parse.hpp): no hex, no sign `+`,
+/// no `inf`/`nan`, no trailing text.
 std::uint64_t to_u64(const std::string& s, const char* what) {
-  char* end = nullptr;
-  const auto v = std::strtoull(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0')
-    throw usage_error(std::string(what) + ": '" + s + "' is not a number");
-  return v;
+  const auto r = gs::parse_integer<std::uint64_t>(s);
+  if (!r.ok()) throw usage_error(std::string(what) + ": " + gs::number_problem(s, r.status));
+  return r.value;
 }
 
 double to_double(const std::string& s, const char* what) {
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0')
-    throw usage_error(std::string(what) + ": '" + s + "' is not a number");
-  return v;
+  const auto r = gs::parse_real(s);
+  if (!r.ok()) throw usage_error(std::string(what) + ": " + gs::number_problem(s, r.status));
+  return r.value;
 }
 
 /// "42-51", "42,43,50" or "7".
@@ -154,10 +157,11 @@ struct published_means {
 };
 published_means read_published(const std::string& path, const std::string& workload,
                                const std::string& last_bin) {
-  std::ifstream in(path);
-  if (!in) throw gs::parse_error(path, 0, "(file)", "cannot open file");
+  std::ifstream in = gs::open_input(path);
   std::string line;
   std::getline(in, line);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  line = std::string(gs::strip_bom(line));
   const auto header = split(line, ',');
   const auto col = [&](const std::string& name) -> std::size_t {
     const auto it = std::find(header.begin(), header.end(), name);
@@ -168,17 +172,36 @@ published_means read_published(const std::string& path, const std::string& workl
              clast = col(last_bin);
   published_means out;
   std::size_t n = 1;
+  const std::size_t need = std::max({c_work, c_pol, c100, clast}) + 1;
+  const auto percent = [&](const std::string& cell, const std::string& field) {
+    const auto r = gs::parse_real(cell);
+    if (!r.ok()) throw gs::parse_error(path, n, field, gs::number_problem(cell, r.status));
+    if (r.value < 0 || r.value > 100) {
+      throw gs::parse_error(path, n, field, "'" + cell + "' is not a percentage in 0..100");
+    }
+    return r.value;
+  };
   while (std::getline(in, line)) {
     ++n;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
-    const auto cells = split(line, ',');
-    if (cells.size() <= std::max(c100, clast)) {
-      throw gs::parse_error(path, n, "(line)", "too few columns");
+    // Every cell kept (an empty one too, so that columns never shift).
+    std::vector<std::string> cells;
+    for (std::size_t start = 0;;) {
+      const auto comma = line.find(',', start);
+      cells.push_back(line.substr(start, comma == std::string::npos ? comma : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    if (cells.size() < need) {
+      throw gs::parse_error(
+          path, n, "(line)",
+          "too few columns: " + std::to_string(cells.size()) + ", need " + std::to_string(need));
     }
     if (cells[c_work] != workload) continue;
     auto& m = out.by_label[cells[c_pol]];
-    m.first += 100.0 - std::stod(cells[c100]);
-    m.second += 100.0 - std::stod(cells[clast]);
+    m.first += 100.0 - percent(cells[c100], "100");
+    m.second += 100.0 - percent(cells[clast], last_bin);
     ++out.runs[cells[c_pol]];
   }
   for (auto& [k, v] : out.by_label) {
@@ -201,8 +224,12 @@ struct csv_row {
 /// then one column per arrived-% bin.
 void write_discrete_csv(const std::filesystem::path& file, const std::string& workload,
                         const std::vector<csv_row>& rows, bool with_total, const char* number) {
-  std::ofstream out(file);
-  if (!out) throw gs::parse_error(file.string(), 0, "(out)", "cannot write");
+  // Written to a temporary name and renamed: an interrupted run never leaves a table that looks
+  // complete.
+  std::filesystem::path tmp = file;
+  tmp += ".partial";
+  std::ofstream out(tmp);
+  if (!out) throw gs::parse_error(tmp.string(), 0, "(out)", "cannot write");
   const std::size_t bins = rows.empty() ? 0 : rows.front().values->size();
   out << "workload,sc_policy,tune,seed" << (with_total ? ",total_gpus" : "");
   for (std::size_t k = 0; k < bins; ++k) out << "," << k;
@@ -213,6 +240,9 @@ void write_discrete_csv(const std::filesystem::path& file, const std::string& wo
     for (const double v : *r.values) out << "," << fmt(number, v);
     out << "\n";
   }
+  out.close();
+  if (!out) throw gs::parse_error(tmp.string(), 0, "(out)", "write failed (disk full?)");
+  std::filesystem::rename(tmp, file);
 }
 
 void write_csvs(const std::filesystem::path& dir, const std::string& workload,
@@ -242,15 +272,17 @@ int run_packing(std::span<const std::string_view> args) {
   const auto pods_path = o.require("--pods");
   const auto policies = parse_policies(o.get("--policy", "all"));
   const auto seeds = parse_seeds(o.get("--seeds", "42-51"));
-  const double tune = std::stod(o.get("--tune", "1.3"));
-  const double popularity = std::stod(o.get("--popularity", "95"));
+  const double tune = to_double(o.get("--tune", "1.3"), "--tune");
+  const double popularity = to_double(o.get("--popularity", "95"), "--popularity");
   if (!(tune > 0) || tune > 10) throw usage_error("--tune: must be in (0, 10]");
   if (!(popularity > 0) || popularity > 100) throw usage_error("--popularity: must be in (0, 100]");
   const bool timing = !o.has("--no-timing");
   const std::string workload =
       o.get("--workload", std::filesystem::path(pods_path).stem().string());
 
+  g_stage = "loading " + nodes_path + " and " + pods_path;
   const gs::fgd_experiment exp(gs::load_openb_nodes(nodes_path), gs::load_openb_pods(pods_path));
+  g_stage = "running the packing experiment";
   std::printf("FGD packing experiment: %zu nodes, %lld GPUs, %zu pods (%s), tune %g, %zu seed(s)\n",
               exp.node_count(), static_cast<long long>(exp.total_gpus()), exp.pod_count(),
               workload.c_str(), tune, seeds.size());
@@ -285,6 +317,7 @@ int run_packing(std::span<const std::string_view> args) {
   }
   published_means pub;
   const bool have_pub = o.has("--published");
+  g_stage = "reading the published table " + o.get("--published");
   if (have_pub) pub = read_published(o.get("--published"), workload, last_s);
   std::printf("\nUnallocated GPU %% (mean over %zu seed(s))%s\n", seeds.size(),
               have_pub ? ", ours vs published (FGD artifact, same workload)" : "");
@@ -308,6 +341,7 @@ int run_packing(std::span<const std::string_view> args) {
     std::printf("\n");
   }
   if (o.has("--out")) {
+    g_stage = "writing the tables under " + o.get("--out");
     write_csvs(o.get("--out"), workload, runs);
     std::printf(
         "\nwrote analysis_allo_discrete.csv, analysis_frag_discrete.csv, "
@@ -368,8 +402,10 @@ int run_mig(std::span<const std::string_view> args) {
   const std::string workload =
       o.get("--workload", std::filesystem::path(pods_path).stem().string());
 
+  g_stage = "loading " + nodes_path + " and " + pods_path;
   const gs::mig_experiment exp(gs::load_openb_nodes(nodes_path), gs::load_openb_pods(pods_path),
                                model, cover);
+  g_stage = "running the MIG experiment";
   std::printf(
       "MIG packing experiment: %zu nodes, %lld GPUs (%s, MIG on every GPU), %zu pods (%s), "
       "cover %s, tune %g, %zu seed(s)\n",
@@ -448,6 +484,7 @@ int run_mig(std::span<const std::string_view> args) {
                 m.served, m.used100);
   }
   if (o.has("--out")) {
+    g_stage = "writing the tables under " + o.get("--out");
     const std::filesystem::path dir = o.get("--out");
     std::filesystem::create_directories(dir);
     std::vector<csv_row> allo, used;
@@ -523,9 +560,17 @@ int main(int argc, char** argv) {
                  it->name.data(), e.what());
     usage(stderr);
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "gpusched-experiment %.*s: out of memory while %s\n",
+                 static_cast<int>(it->name.size()), it->name.data(), g_stage.c_str());
+    return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpusched-experiment %.*s: %s\n", static_cast<int>(it->name.size()),
-                 it->name.data(), e.what());
+    std::fprintf(stderr, "gpusched-experiment %.*s: %s (while %s)\n",
+                 static_cast<int>(it->name.size()), it->name.data(), e.what(), g_stage.c_str());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "gpusched-experiment %.*s: unknown exception while %s\n",
+                 static_cast<int>(it->name.size()), it->name.data(), g_stage.c_str());
     return 1;
   }
 }

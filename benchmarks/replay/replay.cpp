@@ -12,12 +12,14 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <new>  // std::bad_alloc
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <gpusched/core/parse.hpp>
 #include <gpusched/gpusched.hpp>
 
 namespace gs = gpusched;
@@ -129,15 +131,18 @@ std::string trim(std::string s) {
 // 1000 stay far inside a 64-bit millisecond count, so no conversion below can overflow.
 constexpr double max_option_value = 1e12;
 
+// What the program is doing, for the message of an exception that ends it (out of memory
+// included): "loading the trace", "replaying composition 'x'", ...
+std::string g_stage = "reading the options";
+
+/// A finite non-negative decimal number (std::from_chars: no hex, no inf/nan, no sign `+`).
 double to_number(const std::string& key, const std::string& v) {
-  std::size_t used = 0;
-  double x = 0;
-  try {
-    x = std::stod(v, &used);
-  } catch (...) {
-    used = 0;
+  const auto r = gs::parse_real(v);
+  if (r.status == gs::number_status::subnormal) {
+    throw usage_error{"--" + key + ": " + gs::number_problem(v, r.status)};
   }
-  if (used != v.size() || v.empty() || !(x >= 0) || !std::isfinite(x)) {
+  const double x = r.value;
+  if (!r.ok() || !(x >= 0)) {
     throw usage_error{"--" + key + ": '" + v + "' is not a non-negative number"};
   }
   if (x > max_option_value) {
@@ -151,16 +156,10 @@ T to_whole(const std::string& key, const std::string& v,
            std::uint64_t max = static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
   const bool digits = !v.empty() && v.size() <= 20 &&
                       std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
-  std::uint64_t x = 0;
-  bool ok = digits;
-  if (ok) {
-    try {
-      x = std::stoull(v);
-    } catch (...) {
-      ok = false;
-    }
-  }
-  if (!ok) throw usage_error{"--" + key + ": '" + v + "' is not a whole non-negative number"};
+  const auto r = gs::parse_integer<std::uint64_t>(v);
+  const std::uint64_t x = r.value;
+  if (!digits || !r.ok())
+    throw usage_error{"--" + key + ": '" + v + "' is not a whole non-negative number"};
   if (x > max) {
     throw usage_error{"--" + key + ": '" + v + "' is too large (at most " + std::to_string(max) +
                       ")"};
@@ -224,10 +223,14 @@ void apply(options& o, const std::string& k, const std::string& v) {
   } else if (k == "urgent-priority") {
     o.urgent_priority = to_whole<std::int32_t>(k, v);
   } else if (k == "leaf-nodes") {
-    o.leaf_nodes = to_whole<std::size_t>(k, v);
+    o.leaf_nodes = to_whole<std::size_t>(k, v, 1'000'000);
     if (o.leaf_nodes == 0) throw usage_error{"--leaf-nodes: must be at least 1"};
   } else if (k == "sample-s") {
     o.sample_s = to_number(k, v);
+    if (o.sample_s > 0 && static_cast<std::int64_t>(o.sample_s * 1000) == 0) {
+      throw usage_error{"--sample-s: '" + v +
+                        "' rounds to 0 ms (at least 0.001; 0 turns sampling off)"};
+    }
   } else if (k == "out") {
     o.out_dir = v;
   } else if (k == "graceful-preemption") {
@@ -245,13 +248,17 @@ void apply(options& o, const std::string& k, const std::string& v) {
   }
 }
 
-void read_config(options& o, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw gs::parse_error(path, 0, "file", "cannot open");
+void read_config(options& o, std::istream& in, const std::string& path) {
   std::string line;
   std::size_t n = 0;
   while (std::getline(in, line)) {
     ++n;
+    if (n == 1) line = std::string(gs::strip_bom(line));
+    if (line.find('\r') != std::string::npos && line.find('\r') + 1 < line.size()) {
+      throw gs::parse_error(path, n, "(line)",
+                            "carriage return inside a line (CR-only line endings are not read; "
+                            "convert the file to LF or CRLF)");
+    }
     if (const auto h = line.find('#'); h != std::string::npos) line.resize(h);
     line = trim(line);
     if (line.empty()) continue;
@@ -268,12 +275,14 @@ void read_config(options& o, const std::string& path) {
     }
   }
 }
+void read_config(options& o, const std::string& path) {
+  std::ifstream in = gs::open_input(path);
+  read_config(o, in, path);
+}
 
-options parse(int argc, char** argv) {
-  options o;
-  std::vector<std::string> args(argv + 1, argv + argc);
+options parse(const std::vector<std::string>& args, options o = {}, bool read_files = true) {
   for (std::size_t i = 0; i + 1 < args.size(); ++i) {  // the config file first
-    if (args[i] == "--config") read_config(o, args[i + 1]);
+    if (args[i] == "--config" && read_files) read_config(o, args[i + 1]);
   }
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string a = args[i];
@@ -352,10 +361,40 @@ void check_names(const gs::pipeline_config& c, const gs::policy_inputs& in) {
   }
   (void)gs::policy_registry{}.make_pipeline(c, in);  // unknown names fail here, before any run
 }
+/// A composition label names the folder of its outputs under --out: it must stay inside it.
+/// Refused: path separators, a leading dot (`.`, `..`, hidden names), control
+/// characters, text that is not UTF-8, more than 100 bytes.
+void check_label(const std::string& label) {
+  const auto bad = [&](const std::string& why) {
+    std::string shown;
+    for (const char ch : label) {
+      const auto u = static_cast<unsigned char>(ch);
+      if (u < 0x20 || u == 0x7F) {
+        shown += "\\x";
+        shown += "0123456789abcdef"[u >> 4];
+        shown += "0123456789abcdef"[u & 0xF];
+      } else {
+        shown += ch;
+      }
+    }
+    throw usage_error{"--policy/--compare: label '" + shown +
+                      "' cannot name an output folder: " + why};
+  };
+  if (label.size() > 100) bad("longer than 100 bytes");
+  if (!label.empty() && label.front() == '.') bad("it starts with a dot");
+  if (!gs::is_utf8(label)) bad("it is not UTF-8");
+  for (const char ch : label) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (ch == '/' || ch == '\\') bad("it contains a path separator");
+    if (u < 0x20 || u == 0x7F) bad("it contains a control character");
+  }
+}
+
 composition parse_composition(std::string spec, const gs::policy_inputs& x) {
   composition c;
   if (const auto colon = spec.find(':'); colon != std::string::npos) {
     c.label = trim(spec.substr(0, colon));
+    if (!c.label.empty()) check_label(c.label);  // empty: the default label below
     spec = spec.substr(colon + 1);
   }
   std::string auto_label;
@@ -386,16 +425,27 @@ composition parse_composition(std::string spec, const gs::policy_inputs& x) {
   return c;
 }
 
+/// Writes `text` to a temporary name beside `p` and renames it to `p`: an interrupted run never
+/// leaves a file that looks complete.
 void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream f(p);
-  if (!f) throw gs::parse_error(p.string(), 0, "file", "cannot write");
-  f << text;
+  std::filesystem::path tmp = p;
+  tmp += ".partial";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) throw gs::parse_error(tmp.string(), 0, "file", "cannot write");
+    f << text;
+    f.close();
+    if (!f) throw gs::parse_error(tmp.string(), 0, "file", "write failed (disk full?)");
+  }
+  std::filesystem::rename(tmp, p);
 }
 
 int run(const options& o, std::ostream& out, std::ostream& err) {
   if (o.trace.empty()) throw usage_error{"--trace is required"};
   const auto cs = parse_cluster(o.cluster);
+  g_stage = "loading the trace " + o.trace;
   gs::trace tr = load_trace(o.trace);
+  g_stage = "preparing the jobs";
   if (!o.tenant.empty()) {
     std::uint32_t id = 0;
     while (id < tr.tenants.size() && tr.tenants[id] != o.tenant) ++id;
@@ -410,6 +460,12 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
     const gs::sim_time t0 = tr.jobs.front().submit;
     for (auto& j : tr.jobs) {
       const auto dt = static_cast<double>((j.submit - t0).count()) * o.arrival_scale;
+      // 2^62 ms: the simulated clock must not overflow (146 million years).
+      if (!(dt < 4.6e18 - static_cast<double>(t0.time_since_epoch().count()))) {
+        throw usage_error{"--arrival-scale: " + std::to_string(o.arrival_scale) + " moves job " +
+                          std::to_string(j.id.value()) +
+                          " beyond the simulated clock's range (2^62 ms)"};
+      }
       j.submit = t0 + gs::sim_duration{std::llround(dt)};
     }
   }
@@ -435,6 +491,7 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
       catalog.add({name, gs::memory_mib{16 * 1024}, 0, {}});
     }
   };
+  g_stage = "building the cluster";
   std::vector<gs::node_spec> nodes;
   int gpus_per_node = std::max(cs.gpus, 1);
   if (!cs.openb_nodes.empty()) {
@@ -500,6 +557,10 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
     cfg.trigger = gs::cycle_trigger::interval;
     cfg.cycle_interval =
         gs::sim_duration{static_cast<std::int64_t>(to_number("trigger", o.trigger) * 1000)};
+    if (cfg.cycle_interval <= gs::sim_duration{0}) {
+      throw usage_error{"--trigger: '" + o.trigger +
+                        "' is not 'event' or a number of seconds of at least 0.001"};
+    }
   }
 
   gs::policy_inputs x;
@@ -515,6 +576,12 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
   std::vector<composition> comps;
   for (const auto& s : o.compositions.empty() ? std::vector<std::string>{""} : o.compositions) {
     comps.push_back(parse_composition(s, x));
+    for (std::size_t i = 0; i + 1 < comps.size(); ++i) {
+      if (comps[i].label == comps.back().label) {
+        throw usage_error{"--compare: label '" + comps.back().label +
+                          "' is given twice (each composition writes its own folder)"};
+      }
+    }
   }
   struct extra_figures {
     gs::locality_tally locality;
@@ -530,6 +597,7 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
     ro.sim = cfg;
     ro.inputs = x;
     ro.tenant_names = tr.tenants;
+    g_stage = "replaying composition '" + c.label + "'";
     const auto wall0 = std::chrono::steady_clock::now();
     std::size_t k = 0;  // jobs read (arrived) so far
     {
@@ -556,8 +624,7 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
         [&]() -> std::optional<gs::sim_job> {
           if (k >= tr.jobs.size()) return std::nullopt;
           const auto& r = tr.jobs[k++];
-          const auto spec =
-              r.gpu_spec < allowed.size() ? allowed[r.gpu_spec] : gs::gpu_model_set{};
+          const auto spec = r.gpu_spec < allowed.size() ? allowed[r.gpu_spec] : gs::gpu_model_set{};
           return gs::sim_job{gs::to_job_spec(r, conv, spec), r.duration};
         },
         ro);
@@ -569,6 +636,11 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
     }
     results.push_back(run.summary);
     extra[ci].stopped_at_limit = run.totals.stopped_at_limit;
+    if (run.totals.samples_capped) {
+      err << "replay: " << c.label << ": the time series stops after " << cfg.max_samples
+          << " samples (every " << o.sample_s
+          << " s); the run itself is complete. A larger --sample-s covers the whole run\n";
+    }
     if (urgent > 0) {
       std::vector<double> waits;
       for (const auto& r : run.records) {
@@ -580,6 +652,7 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
       extra[ci].urgent_wait_s = gs::summarize_values(waits);
     }
     if (!o.out_dir.empty()) {
+      g_stage = "writing the results of '" + c.label + "' under " + o.out_dir;
       const std::filesystem::path dir = std::filesystem::path(o.out_dir) / c.label;
       std::filesystem::create_directories(dir);
       std::ostringstream a, b, d, e;
@@ -603,6 +676,7 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
     }
   }
   if (!o.out_dir.empty()) {
+    g_stage = "writing " + o.out_dir + "/summary.csv";
     std::ostringstream s;
     gs::write_summary_csv(s, results);
     write_file(std::filesystem::path(o.out_dir) / "summary.csv", s.str());
@@ -669,8 +743,9 @@ void print_policy_names(std::ostream& out) {
 }  // namespace
 
 int run_replay(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  g_stage = "reading the options";
   try {
-    const options o = parse(argc, argv);
+    const options o = parse(std::vector<std::string>(argv + 1, argv + argc));
     if (o.help) {
       out << kUsage;
       print_policy_names(out);
@@ -683,10 +758,40 @@ int run_replay(int argc, char** argv, std::ostream& out, std::ostream& err) {
     err << "replay: " << e.what() << "\n";
   } catch (const std::filesystem::filesystem_error& e) {
     err << "replay: " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    err << "replay: out of memory while " << g_stage << "\n";
+    return 3;
+  } catch (const std::exception& e) {
+    err << "replay: error while " << g_stage << ": " << e.what() << "\n";
+    return 3;
+  } catch (...) {
+    err << "replay: unknown exception while " << g_stage << "\n";
+    return 3;
   }
   return 2;
 }
 
 int run_replay(int argc, char** argv) { return run_replay(argc, argv, std::cout, std::cerr); }
+
+int check_replay_arguments(const std::vector<std::string>& args, const std::string& config_text,
+                           std::ostream& err) {
+  try {
+    options o;
+    if (!config_text.empty()) {
+      std::istringstream in(config_text);
+      read_config(o, in, "<config>");
+    }
+    o = parse(args, o, /*read_files=*/false);
+    const auto cs = parse_cluster(o.cluster);
+    (void)cs;
+    for (const auto& c : o.compositions) (void)parse_composition(c, {});
+    return 0;
+  } catch (const usage_error& e) {
+    err << "replay: " << e.what << "\n";
+  } catch (const gs::error& e) {
+    err << "replay: " << e.what() << "\n";
+  }
+  return 2;
+}
 
 }  // namespace gpusched_experiment

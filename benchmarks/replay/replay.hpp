@@ -7,6 +7,8 @@
 #pragma once
 
 #include <iosfwd>
+#include <string>
+#include <vector>
 
 namespace gpusched_experiment {
 
@@ -15,5 +17,11 @@ namespace gpusched_experiment {
 int run_replay(int argc, char** argv, std::ostream& out, std::ostream& err);
 /// As above on std::cout / std::cerr.
 int run_replay(int argc, char** argv);
+/// Parses `args` (the options after the command name) over the options of `config_text` (a
+/// config file's text), the cluster and every composition, reading no file and running
+/// nothing: 0 when they are valid, 2 with the message on `err`. Any other exception escapes
+/// (the argument fuzzer, tests/fuzz/, treats it as a finding).
+int check_replay_arguments(const std::vector<std::string>& args, const std::string& config_text,
+                           std::ostream& err);
 
 }  // namespace gpusched_experiment

@@ -6,6 +6,7 @@
 /// across runs and platforms for identical inputs.
 #pragma once
 
+#include <cmath>   // std::isfinite
 #include <cstdio>  // std::snprintf
 #include <ostream>
 #include <span>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "gpusched/config.hpp"
+#include "gpusched/core/parse.hpp"  // is_utf8
 #include "gpusched/metrics/summary.hpp"
 #include "gpusched/sim/records.hpp"
 
@@ -25,7 +27,30 @@ inline std::string num(double v, const char* fmt = "%.6g") {
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
 }
+/// `v` as a JSON number; `null` when it is not finite (JSON has no NaN or infinity).
+inline std::string json_num(double v) { return std::isfinite(v) ? num(v) : "null"; }
+/// `s` as a JSON string. Text that is not UTF-8 (the library's loaders refuse such names, but a
+/// caller may pass anything) is written with U+FFFD for each byte of an invalid sequence, so the
+/// output is always valid UTF-8 JSON.
 inline std::string json_string(std::string_view s) {
+  if (!is_utf8(s)) {
+    std::string fixed;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const auto u = static_cast<unsigned char>(s[i]);
+      if (u < 0x80) {
+        fixed += s[i];
+        continue;
+      }
+      const std::size_t len = u >= 0xF0 ? 4 : u >= 0xE0 ? 3 : u >= 0xC0 ? 2 : 1;
+      if (len > 1 && i + len <= s.size() && is_utf8(s.substr(i, len))) {
+        fixed += s.substr(i, len);
+        i += len - 1;
+      } else {
+        fixed += "\xEF\xBF\xBD";  // U+FFFD
+      }
+    }
+    return json_string(fixed);
+  }
   std::string o = "\"";
   for (char c : s) {
     switch (c) {
@@ -142,17 +167,17 @@ inline void write_summary_csv(std::ostream& os, std::span<const sim_summary> run
 inline void write_summary_json(std::ostream& os, const sim_summary& s) {
   os << "{\n  \"label\": " << detail::json_string(s.label);
   for (const auto& [k, v] : detail::summary_rows(s)) {
-    os << ",\n  " << detail::json_string(k) << ": " << detail::num(v);
+    os << ",\n  " << detail::json_string(k) << ": " << detail::json_num(v);
   }
   os << ",\n  \"tenants\": [";
   for (std::size_t i = 0; i < s.tenants.size(); ++i) {
     const auto& t = s.tenants[i];
     os << (i ? ",\n" : "\n") << "    {\"name\": " << detail::json_string(t.name)
        << ", \"jobs\": " << t.jobs << ", \"finished\": " << t.finished
-       << ", \"allocated_gpu_h\": " << detail::num(t.allocated_gpu_hours)
-       << ", \"share\": " << detail::num(t.share)
-       << ", \"entitlement\": " << detail::num(t.entitlement)
-       << ", \"mean_jct_s\": " << detail::num(t.mean_jct_s) << "}";
+       << ", \"allocated_gpu_h\": " << detail::json_num(t.allocated_gpu_hours)
+       << ", \"share\": " << detail::json_num(t.share)
+       << ", \"entitlement\": " << detail::json_num(t.entitlement)
+       << ", \"mean_jct_s\": " << detail::json_num(t.mean_jct_s) << "}";
   }
   os << (s.tenants.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <gpusched/core/parse.hpp>
 #include <gpusched/metrics/report.hpp>
 #include <gpusched/metrics/summary.hpp>
 #include <gpusched/pipeline/registry.hpp>
@@ -188,5 +190,27 @@ TEST_SUITE("metrics/summary") {
     // Every job finishes either way: whole-run shares (and so `jain`) are the same.
     CHECK(fifo.jain == doctest::Approx(drf.jain));
     MESSAGE("jain_over_time fifo " << fifo.jain_over_time << ", drf " << drf.jain_over_time);
+  }
+}
+
+TEST_SUITE("metrics/report") {
+  TEST_CASE("summary JSON is valid UTF-8 JSON: invalid bytes replaced, non-finite numbers null") {
+    gs::sim_summary s;
+    s.label = "caf\xE9";
+    s.makespan_s = std::numeric_limits<double>::quiet_NaN();
+    s.tenants.push_back({});
+    s.tenants.back().name = "t\xFF";
+    s.tenants.back().mean_jct_s = std::numeric_limits<double>::infinity();
+    std::ostringstream os;
+    gs::write_summary_json(os, s);
+    const std::string j = os.str();
+    CHECK(j.find("\"label\": \"caf\xEF\xBF\xBD\"") != std::string::npos);
+    CHECK(gs::is_utf8(j));
+    CHECK(j.find(": nan") == std::string::npos);
+    CHECK(j.find(": inf") == std::string::npos);
+    CHECK(j.find("\"makespan_s\": null") != std::string::npos);
+    CHECK(j.find("\"mean_jct_s\": null") != std::string::npos);
+    CHECK(j.find("\"name\": \"t\xEF\xBF\xBD\"") != std::string::npos);
+    CHECK(gs::detail::json_string("ok \xC3\xA9") == "\"ok \xC3\xA9\"");
   }
 }
