@@ -1,25 +1,101 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for one text reader, chosen at compile time with GPUSCHED_FUZZ_LOADER
-// (1 Philly, 2 Tiresias, 3 openb, 4 Gavel, 5 `nvidia-smi topo -m`). Any input either loads into
-// a well-formed result or throws one of the library's errors (gpusched::error); anything else
-// (another exception, a crash, a sanitizer report, a hang) is a finding.
+// (1 Philly, 2 Tiresias, 3 openb pod list for replay, 4 Gavel, 5 `nvidia-smi topo -m`, 6 openb
+// node list and 7 openb pod list of the packing experiment, 8 the Gittins GPU-time prior,
+// 9 gpusched-replay's command line and config file). Any input either loads into a
+// well-formed result or throws one of the library's errors (gpusched::error); anything else
+// (another exception, a crash, a sanitizer report, a hang, a runaway allocation) is a finding.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#if GPUSCHED_FUZZ_LOADER == 9
+#include "replay.hpp"
+#endif
+
+#include <gpusched/policy/ordering/las.hpp>
 #include <gpusched/topology/distances.hpp>
 #include <gpusched/topology/topo_text.hpp>
 #include <gpusched/trace/gavel.hpp>
+#include <gpusched/trace/openb.hpp>
 #include <gpusched/trace/openb_reader.hpp>
 #include <gpusched/trace/philly.hpp>
 #include <gpusched/trace/tiresias.hpp>
 
 namespace gs = gpusched;
 
-#if GPUSCHED_FUZZ_LOADER == 5
+#if GPUSCHED_FUZZ_LOADER == 6 || GPUSCHED_FUZZ_LOADER == 7
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
+  try {
+#if GPUSCHED_FUZZ_LOADER == 6
+    const auto nodes = gs::read_openb_nodes(in, "fuzz");
+    for (const auto& n : nodes) {
+      if (n.name.empty() || n.gpus < 0 || n.gpus > gs::openb_max_gpus || n.cpu_milli < 0 ||
+          n.cpu_milli > gs::openb_max_amount || n.memory_mib < 0 ||
+          (n.gpus > 0 && n.model.empty())) {
+        __builtin_trap();
+      }
+    }
+#else
+    const auto pods = gs::read_openb_pods(in, "fuzz");
+    for (const auto& p : pods) {
+      if (p.num_gpu < 0 || p.num_gpu > gs::openb_max_gpus || p.gpu_milli < 0 ||
+          p.gpu_milli > 1000 || (p.num_gpu == 0) != (p.gpu_milli == 0) || p.cpu_milli < 0 ||
+          p.cpu_milli > gs::openb_max_amount) {
+        __builtin_trap();
+      }
+      for (const auto& m : p.gpu_spec) {
+        if (m.empty()) __builtin_trap();
+      }
+    }
+#endif
+  } catch (const gs::error&) {
+    // Bad input reported the documented way.
+  }
+  return 0;
+}
+#elif GPUSCHED_FUZZ_LOADER == 8
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
+  try {
+    const auto prior = gs::gpu_time_prior::read_csv(in, "fuzz");
+    if (prior.size() == 0) __builtin_trap();
+    for (const double x : prior.samples()) {
+      if (!(x >= 0)) __builtin_trap();
+    }
+    (void)prior.quantile(0.5);
+  } catch (const gs::error&) {
+    // Bad input reported the documented way.
+  }
+  return 0;
+}
+#elif GPUSCHED_FUZZ_LOADER == 9
+// The input is a config file's text, then a NUL byte, then the command-line arguments one per
+// line (no file is read: --config and the paths are only parsed).
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  const auto nul = text.find('\0');
+  const std::string config = nul == std::string::npos ? std::string() : text.substr(0, nul);
+  const std::string rest = nul == std::string::npos ? text : text.substr(nul + 1);
+  std::vector<std::string> args;
+  std::size_t start = 0;
+  while (start <= rest.size()) {
+    const auto nl = rest.find('\n', start);
+    args.push_back(rest.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  if (args.size() == 1 && args[0].empty()) args.clear();
+  std::ostringstream err;
+  (void)gpusched_experiment::check_replay_arguments(args, config, err);
+  return 0;
+}
+#elif GPUSCHED_FUZZ_LOADER == 5
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
