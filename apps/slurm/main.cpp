@@ -189,8 +189,8 @@ void usage(std::ostream& o) {
 int cycle(const options& o) {
   const std::string jobs_text = query({"squeue", "--json"}, o.timeout);
   const std::string nodes_text = query({"sinfo", "--json"}, o.timeout);
-  const auto nodes = sl::parse_sinfo(nodes_text);
   const auto jobs = sl::parse_squeue(jobs_text);
+  const auto nodes = sl::parse_sinfo(nodes_text);
   auto m = sl::build_model(nodes, jobs,
                            {.partition = o.partition,
                             .now_unix = static_cast<std::int64_t>(std::time(nullptr))});
@@ -333,6 +333,10 @@ int main(int argc, char** argv) {
   for (long cycles = 0;; ++cycles) {
     try {
       status = cycle(o);
+    } catch (const gs::invalid_value_error& e) {  // unreadable or failed answer: nothing ran
+      std::cerr << "gpusched-slurm: " << e.what() << "; nothing was changed\n";
+      status = 1;
+      if (o.once) return status;
     } catch (const std::exception& e) {
       std::cerr << "gpusched-slurm: " << e.what() << "\n";
       status = 1;

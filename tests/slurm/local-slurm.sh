@@ -35,13 +35,35 @@ stop_pidfile() {
   rm -f "${f}"
 }
 
+# The job scripts of this cluster (their command line names DIR's spool) and their
+# slurmstepd parents: a slurmstepd outlives slurmd, so they are ended by pid here.
+stop_jobs() {
+  local p cmd parent pcmd
+  for p in /proc/[0-9]*; do
+    cmd="$(tr '\0' ' ' <"${p}/cmdline" 2>/dev/null || true)"
+    [[ "${cmd}" == *"${dir}/spool/"* ]] || continue
+    parent="$(awk '/^PPid:/ {print $2}' "${p}/status" 2>/dev/null || true)"
+    pcmd="$(tr '\0' ' ' <"/proc/${parent}/cmdline" 2>/dev/null || true)"
+    [[ "${pcmd}" == slurmstepd* ]] && kill -9 "${parent}" 2>/dev/null
+    kill -9 "${p#/proc/}" 2>/dev/null
+  done
+  return 0
+}
+
 stop_all() {
   local f
+  if [[ -f "${dir}/run/slurmctld.pid" && -f "${dir}/slurm.conf" ]]; then
+    # cancel every job first, so no job step outlives the daemons
+    SLURM_CONF="${dir}/slurm.conf" timeout 10 scancel --quiet --full -u root 2>/dev/null || true
+    for _ in $(seq 1 25); do
+      [[ -z "$(SLURM_CONF="${dir}/slurm.conf" timeout 5 squeue -h -o %i 2>/dev/null)" ]] && break
+      sleep 0.2
+    done
+  fi
   for f in "${dir}"/run/slurmd.*.pid; do [[ -e "${f}" ]] && stop_pidfile "${f}"; done
   stop_pidfile "${dir}/run/slurmctld.pid"
   stop_pidfile "${dir}/run/munged.pid"
-  # job steps left by a killed slurmd (sleep scripts): their pids are recorded by the jobs
-  for f in "${dir}"/run/job.*.pid; do [[ -e "${f}" ]] && stop_pidfile "${f}"; done
+  stop_jobs
   return 0
 }
 

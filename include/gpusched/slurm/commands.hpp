@@ -8,8 +8,9 @@
 /// 2. when there were victims, the grace period is waited once;
 /// 3. every victim is requeued held (`scontrol requeuehold <id>`: back to pending and held, so
 ///    that Slurm's own scheduler does not restart it; the next cycle schedules it again);
-/// 4. for each admitted job, in decision order: `scontrol update JobId=<id> NodeList=<nodes>`,
-///    then `scontrol release <id>`. A gang is released only after its whole node list was set;
+/// 4. for each admitted job, in decision order: `scontrol update JobId=<id> NodeList=<nodes>`
+///    (with `StartTime=now` for a requeued job, which Slurm would otherwise hold back for a
+///    while, reason `BeginTime`), then `scontrol release <id>`. A gang is released only after its whole node list was set;
 ///    if setting it fails, the job stays held (nothing half-released), and the next cycle
 ///    re-reads the truth from Slurm.
 ///
@@ -108,9 +109,15 @@ struct cycle_plan {
   for (const auto& d : r.decisions) {
     if (d.kind != verdict::admit) continue;
     const auto id = std::to_string(d.job.value());
-    plan.starts.push_back({command::action::set_nodes, static_cast<std::int64_t>(d.job.value()),
-                           {"scontrol", "update", "JobId=" + id,
-                            "NodeList=" + join_hostlist(distinct_nodes(m, d.placement))}});
+    command set{command::action::set_nodes, static_cast<std::int64_t>(d.job.value()),
+                {"scontrol", "update", "JobId=" + id,
+                 "NodeList=" + join_hostlist(distinct_nodes(m, d.placement))}};
+    // Slurm delays a requeued job (reason BeginTime); the decision is to start it now
+    if (const auto it = m.jobs.find(static_cast<std::int64_t>(d.job.value()));
+        it != m.jobs.end() && it->second.restart_count > 0) {
+      set.argv.push_back("StartTime=now");
+    }
+    plan.starts.push_back(std::move(set));
     plan.starts.push_back({command::action::release, static_cast<std::int64_t>(d.job.value()),
                            {"scontrol", "release", id}});
   }

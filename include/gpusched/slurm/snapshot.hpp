@@ -185,8 +185,15 @@ inline json document(std::string_view text, std::string_view command, data_versi
   if (const json* errs = member(doc, "errors"); errs != nullptr && errs->is_array()) {
     for (const auto& e : *errs) {
       std::string msg = e.is_object() ? get_string(e, "error", command, "errors") : e.dump();
-      if (msg.empty() && e.is_object()) msg = get_string(e, "description", command, "errors");
-      fail(command, "errors", "error", "the controller reported: " + msg);
+      if (e.is_object()) {
+        const auto more = get_string(e, "description", command, "errors");
+        const auto source = get_string(e, "source", command, "errors");
+        if (!more.empty() || !source.empty()) {
+          msg += " (" + more + (more.empty() || source.empty() ? "" : ", ") + source + ")";
+        }
+      }
+      fail(command, "errors", "error",
+           "the controller reported: " + msg + "; is slurmctld running and reachable?");
     }
   }
   if (version != nullptr) *version = {plugin, release};
@@ -265,7 +272,11 @@ inline json document(std::string_view text, std::string_view command, data_versi
       r.shared = s->get<std::string>();
     }
     r.priority = detail::get_int_or(j, "priority", 0, cmd, w);
-    r.nice = i32("nice", 0);
+    // 22.05 prints a negative nice as its unsigned 32-bit pattern (-100 as 4294967196)
+    if (auto nice = detail::get_int(j, "nice", cmd, w)) {
+      if (*nice > INT32_MAX && *nice <= std::int64_t{UINT32_MAX}) *nice -= std::int64_t{1} << 32;
+      r.nice = detail::narrow32(*nice, cmd, w, "nice");
+    }
     r.node_count = i32("node_count", 1);
     r.max_nodes = i32("max_nodes", 0);
     r.tasks = i32("tasks", 1);

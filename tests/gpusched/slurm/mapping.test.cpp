@@ -116,6 +116,10 @@ TEST_CASE("squeue: the recorded jobs and their fields") {
   CHECK(j2.allocated_nodes == std::vector<std::string>{"n2", "n3"});
   const auto& j4 = *std::find_if(jobs.begin(), jobs.end(), [](auto& j) { return j.id == 4; });
   CHECK(j4.nice == 10);
+  // a negative nice comes as its unsigned 32-bit pattern
+  auto doc = nlohmann::json::parse(read("squeue-mixed.json"));
+  doc["jobs"][0]["nice"] = 4294967196LL;
+  CHECK(sl::parse_squeue(doc.dump())[0].nice == -100);
   CHECK(j4.state_reason == "JobHeldUser");
   CHECK(j4.priority == 0);
 }
@@ -211,6 +215,16 @@ TEST_CASE("snapshot: an unexpected JSON version or text that is not JSON is a cl
     CHECK(what.find("unsupported JSON data version 'openapi/v0.0.39' (Slurm 23.02.1)") !=
           std::string::npos);
   }
+  // what 22.05 prints while slurmctld is down (exit status 0)
+  auto down = nlohmann::json::parse(read("squeue-empty.json"));
+  down["errors"].push_back({{"description", "Failed while looking for jobs"},
+                            {"error_number", -1},
+                            {"error", "Unspecified error"},
+                            {"source", "slurm_load_jobs"}});
+  CHECK_THROWS_WITH_AS((void)sl::parse_squeue(down.dump()),
+                       doctest::Contains("the controller reported: Unspecified error (Failed "
+                                         "while looking for jobs, slurm_load_jobs)"),
+                       gs::invalid_value_error);
   CHECK_THROWS_AS((void)sl::parse_sinfo("slurm_load_partitions: Unable to contact slurm controller"),
                   gs::invalid_value_error);
   auto bad = nlohmann::json::parse(read("sinfo-idle.json"));
@@ -308,7 +322,31 @@ TEST_CASE("cycle: preemption signals the victim, waits the grace, requeues it he
   REQUIRE(plan.requeues.size() == 1);
   CHECK(plan.requeues[0].text() == "scontrol requeuehold " + std::to_string(victim));
   REQUIRE(plan.starts.size() == 2);
+  // on a node the victim held (job 1: n1; job 2: n2 or n3), never on the drained n4
+  const std::string set = plan.starts[0].text();
+  CHECK(set.rfind("scontrol update JobId=10 NodeList=", 0) == 0);
+  CHECK(set.find("n4") == std::string::npos);
   CHECK(plan.starts[1].text() == "scontrol release 10");
+  // the victim, requeued, comes back: its start is not held back by Slurm's requeue delay
+  for (auto& j : doc["jobs"]) {
+    if (j["job_id"] == victim) {
+      j["job_state"] = "PENDING";
+      j["priority"] = 0;
+      j["state_reason"] = "JobHeldUser";
+      j["restart_cnt"] = 1;
+      j["nodes"] = "";
+      j["gres_detail"] = nlohmann::json::array();
+      j.erase("job_resources");
+    }
+    if (j["job_id"] == 10) j["job_state"] = "CANCELLED";
+  }
+  auto back = sl::build_model(sl::parse_sinfo(read("sinfo-drained.json")), sl::parse_squeue(doc.dump()));
+  const auto r2 = pipe.schedule(back.book, back.pending, back.now, rng);
+  REQUIRE(r2.decisions.size() == 1);
+  REQUIRE(r2.decisions[0].kind == gs::verdict::admit);
+  const auto plan2 = sl::plan_commands(back, r2);
+  REQUIRE_FALSE(plan2.starts.empty());
+  CHECK(plan2.starts[0].argv.back() == "StartTime=now");
 }
 
 TEST_CASE("topology.conf: leaf and spine levels over the model's nodes") {
