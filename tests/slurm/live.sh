@@ -27,9 +27,11 @@ if [[ "$(id -u)" != 0 ]]; then
   exit 77
 fi
 
-cluster="${work}/cluster"
 rm -rf "${work}"
 mkdir -p "${work}"
+work="$(cd "${work}" && pwd)"
+cd "${work}" # job output files (slurm-N.out) land here
+cluster="${work}/cluster"
 cleanup() { "${here}/local-slurm.sh" stop "${cluster}"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
