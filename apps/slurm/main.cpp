@@ -7,6 +7,8 @@
 //                  [--policy ordering=drf,admission=gang-easy,placement=topology,preemption=...]
 //                  [--partition NAME] [--topology FILE] [--signal SIG] [--grace SECONDS]
 //                  [--timeout SECONDS]
+//   gpusched-slurm gres-links --nodes HOSTLIST [--type T] (--topo FILE | --model NAME)
+//                  [--file-prefix /dev/nvidia]
 //
 // Exit status: 0 after a clean run; 1 when Slurm did not answer, answered something unreadable,
 // or a command failed; 2 for a usage error.
@@ -36,7 +38,10 @@
 
 #include <gpusched/core/random.hpp>
 #include <gpusched/pipeline/registry.hpp>
+#include <gpusched/topology/node_topology.hpp>
+#include <gpusched/topology/topo_text.hpp>
 #include <gpusched/slurm/commands.hpp>
+#include <gpusched/slurm/gres_links.hpp>
 #include <gpusched/slurm/model.hpp>
 #include <gpusched/slurm/snapshot.hpp>
 
@@ -181,8 +186,52 @@ void usage(std::ostream& o) {
        "preemption=NAME]\n"
        "                      [--partition NAME] [--topology topology.conf] [--signal SIG]\n"
        "                      [--grace SECONDS] [--timeout SECONDS]\n"
+       "       gpusched-slurm gres-links --nodes HOSTLIST [--type T] (--topo FILE | --model "
+       "NAME) [--file-prefix /dev/nvidia]\n"
        "Schedules the held jobs of a live Slurm with gpusched's policies (SLURM_CONF is "
        "honoured).\n";
+}
+
+/// `gres-links`: gres.conf lines with Links= from `nvidia-smi topo -m` output or a known model.
+int gres_links_command(const std::vector<std::string>& args) {
+  std::string nodes, type, topo, model, prefix = "/dev/nvidia";
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+    const std::string& v = args[++i];
+    if (a == "--nodes") nodes = v;
+    else if (a == "--type") type = v;
+    else if (a == "--topo") topo = v;
+    else if (a == "--model") model = v;
+    else if (a == "--file-prefix") prefix = v;
+    else throw std::invalid_argument("gres-links: unknown argument '" + a + "'");
+  }
+  if (nodes.empty() || topo.empty() == model.empty()) {
+    throw std::invalid_argument(
+        "gres-links needs --nodes and one of --topo FILE (nvidia-smi topo -m output) or --model "
+        "NAME (dgx1-v100, dgx-a100, dgx-h100, pcie-8gpu)");
+  }
+  std::optional<gs::node_topology> t;
+  if (!topo.empty()) {
+    std::ifstream in(topo);
+    if (!in) throw std::invalid_argument("gres-links: cannot read '" + topo + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    t = gs::parse_topo_matrix(ss.str(), {.name = topo, .file = topo}).topology;
+  } else if (model == "dgx1-v100") {
+    t = gs::dgx1_v100();
+  } else if (model == "dgx-a100") {
+    t = gs::dgx_a100();
+  } else if (model == "dgx-h100") {
+    t = gs::dgx_h100();
+  } else if (model == "pcie-8gpu") {
+    t = gs::pcie_dual_socket_8gpu();
+  } else {
+    throw std::invalid_argument("gres-links: unknown model '" + model +
+                                "' (dgx1-v100, dgx-a100, dgx-h100, pcie-8gpu)");
+  }
+  std::cout << sl::gres_links(*t, nodes, type, prefix);
+  return 0;
 }
 
 /// One cycle; returns the exit status.
@@ -273,6 +322,14 @@ int cycle(const options& o) {
 int main(int argc, char** argv) {
   options o;
   const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "gres-links") {
+    try {
+      return gres_links_command(args);
+    } catch (const std::exception& e) {
+      std::cerr << "gpusched-slurm: " << e.what() << "\n";
+      return 2;
+    }
+  }
   try {
     for (std::size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];

@@ -10,7 +10,10 @@
 
 #include <gpusched/core/random.hpp>
 #include <gpusched/pipeline/registry.hpp>
+#include <gpusched/topology/node_topology.hpp>
+#include <gpusched/topology/topo_text.hpp>
 #include <gpusched/slurm/commands.hpp>
+#include <gpusched/slurm/gres_links.hpp>
 #include <gpusched/slurm/hostlist.hpp>
 #include <gpusched/slurm/model.hpp>
 #include <gpusched/slurm/snapshot.hpp>
@@ -363,4 +366,28 @@ TEST_CASE("topology.conf: leaf and spine levels over the model's nodes") {
   CHECK(f.common_level(a, b) == 2);
   CHECK_THROWS_AS((void)sl::parse_topology_conf("Nodes=n1\n", m.book.state()),
                   gs::invalid_value_error);
+}
+
+TEST_CASE("gres-links: Links= counts NVLinks between GPUs, -1 for the GPU itself") {
+  // a DGX-1 style matrix: GPU0 has 1 link to GPU1-2, 2 to GPU3-4, none to GPU5-7
+  const std::string topo =
+      "      GPU0 GPU1 GPU2 GPU3 GPU4 GPU5 GPU6 GPU7\n"
+      "GPU0   X   NV1  NV1  NV2  NV2  SYS  SYS  SYS\n"
+      "GPU1  NV1   X   NV2  NV1  SYS  NV2  SYS  SYS\n"
+      "GPU2  NV1  NV2   X   NV2  SYS  SYS  NV1  SYS\n"
+      "GPU3  NV2  NV1  NV2   X   SYS  SYS  SYS  NV1\n"
+      "GPU4  NV2  SYS  SYS  SYS   X   NV1  NV1  NV2\n"
+      "GPU5  SYS  NV2  SYS  SYS  NV1   X   NV2  NV1\n"
+      "GPU6  SYS  SYS  NV1  SYS  NV1  NV2   X   NV2\n"
+      "GPU7  SYS  SYS  SYS  NV1  NV2  NV1  NV2   X \n";
+  const auto t = gs::parse_topo_matrix(topo).topology;
+  const std::string out = sl::gres_links(t, "n[1-4]", "v100");
+  CHECK(out.find("NodeName=n[1-4] Name=gpu Type=v100 File=/dev/nvidia0 Links=-1,1,1,2,2,0,0,0\n") !=
+        std::string::npos);
+  CHECK(out.find("File=/dev/nvidia7 Links=0,0,0,1,2,1,2,-1\n") != std::string::npos);
+  // NVSwitch: every pair has the same links
+  const std::string a100 = sl::gres_links(gs::dgx_a100(), "a[1-2]");
+  const int n = gs::dgx_a100().nvlinks(0, 1);
+  CHECK(n > 0);
+  CHECK(a100.find("File=/dev/nvidia0 Links=-1," + std::to_string(n) + ",") != std::string::npos);
 }
