@@ -68,9 +68,10 @@ wait_state() {
   echo "  (job $1 is '$(state "$1")', reason '$(reason "$1")', expected $2)"
   return 1
 }
-# the node list gpusched-slurm printed for JOB ("admit job N ... on n1[gpu0-3], n3[...]")
+# the nodes gpusched-slurm printed for JOB ("admit job N ... on n1[gpu0-3], n3[...]"), sorted
+# as `scontrol show hostnames` lists them
 printed_nodes() {
-  grep -E "^admit job $1 " "$2" | sed -E 's/.* on //; s/\[[^]]*\]//g; s/, /\n/g' | awk '!seen[$0]++' |
+  grep -E "^admit job $1 " "$2" | sed -E 's/.* on //; s/\[[^]]*\]//g; s/, /\n/g' | sort -u -V |
     paste -sd, -
 }
 gs() { "${bin}" --once --timeout 15 "$@"; }
