@@ -311,7 +311,10 @@ int cycle(const options& o) {
       std::cerr << "gpusched-slurm: job " << plan.starts[k].job << " stays held\n";
       continue;
     }
-    exec(plan.starts[k + 1]);
+    if (!exec(plan.starts[k + 1])) {
+      // not released: take the node list back, so the job is held as it was
+      exec(sl::clear_nodes(plan.starts[k].job));
+    }
   }
   std::cout.flush();
   return status;

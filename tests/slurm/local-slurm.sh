@@ -40,10 +40,10 @@ stop_pidfile() {
 stop_jobs() {
   local p cmd parent pcmd
   for p in /proc/[0-9]*; do
-    cmd="$(tr '\0' ' ' <"${p}/cmdline" 2>/dev/null || true)"
+    cmd="$( { tr '\0' ' ' <"${p}/cmdline"; } 2>/dev/null || true)"
     [[ "${cmd}" == *"${dir}/spool/"* ]] || continue
     parent="$(awk '/^PPid:/ {print $2}' "${p}/status" 2>/dev/null || true)"
-    pcmd="$(tr '\0' ' ' <"/proc/${parent}/cmdline" 2>/dev/null || true)"
+    pcmd="$( { tr '\0' ' ' <"/proc/${parent}/cmdline"; } 2>/dev/null || true)"
     [[ "${pcmd}" == slurmstepd* ]] && kill -9 "${parent}" 2>/dev/null
     kill -9 "${p#/proc/}" 2>/dev/null
   done

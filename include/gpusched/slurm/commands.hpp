@@ -124,6 +124,12 @@ struct cycle_plan {
   return plan;
 }
 
+/// The command that undoes a `set_nodes` (an empty node list), for a release that failed.
+[[nodiscard]] inline command clear_nodes(std::int64_t job) {
+  return {command::action::set_nodes, job,
+          {"scontrol", "update", "JobId=" + std::to_string(job), "NodeList="}};
+}
+
 /// @brief One decision as a JSON object: job, verdict, reason code and `describe()` sentence,
 /// nodes (distinct, in task order), victims, tenant. O(tasks + victims).
 [[nodiscard]] inline nlohmann::json decision_json(const model& m, const decision& d) {

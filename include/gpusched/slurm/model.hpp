@@ -22,7 +22,8 @@
 /// - Running (and completing, and released-but-not-yet-started) jobs: placed in the ledger on
 ///   their nodes, on the GPU indices Slurm reports (`gres_detail` IDX), else the first free ones.
 /// - Not expressible, reported as a `job_issue` naming job and field: heterogeneous jobs,
-///   unsplit job arrays, `--exclusive`, flexible node counts (`-N 2-4`), dependencies, GPUs per
+///   unsplit job arrays, `--exclusive`, flexible node counts (`-N 2-4`), dependencies, required
+///   (`-w`, on a job that never ran) or excluded (`-x`) nodes, constraints (`-C`), GPUs per
 ///   socket, `--gpus-per-task` with tasks not spread evenly, `--gpus` over several nodes, other
 ///   GRES than `gpu`, a GPU type no node of the partition has, more GPUs per node than any node.
 /// - One task per node: Slurm's `-N k` means k distinct nodes, which the model's requests do not
@@ -576,6 +577,23 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
     if (j.max_nodes > j.node_count && j.max_nodes > 0) {
       issue("max_nodes", "a node range (-N " + std::to_string(j.node_count) + "-" +
                              std::to_string(j.max_nodes) + ") is not modelled; give one count");
+      continue;
+    }
+    if (!j.required_nodes.empty() && j.restart_count == 0) {
+      // a node list on a job that never ran is the user's -w (the bridge clears its own list
+      // when a release fails; a requeued job keeps the list it ran on, which is ignored)
+      issue("required_nodes", "'" + j.required_nodes +
+                                  "': a required node list (-w) is not modelled (if the bridge "
+                                  "left it, clear it: scontrol update JobId=" +
+                                  std::to_string(j.id) + " NodeList=)");
+      continue;
+    }
+    if (!j.excluded_nodes.empty()) {
+      issue("excluded_nodes", "'" + j.excluded_nodes + "': excluded nodes (-x) are not modelled");
+      continue;
+    }
+    if (!j.features.empty()) {
+      issue("features", "'" + j.features + "': node constraints (-C) are not modelled");
       continue;
     }
     if (!j.dependency.empty()) {

@@ -52,8 +52,9 @@ struct job_record {
   std::string state;         ///< `PENDING`, `RUNNING`, `COMPLETING`, ...
   std::string state_reason;  ///< e.g. `JobHeldUser`, `JobHeldAdmin`
   std::string nodes;         ///< allocated nodes (host list) once started
-  std::string required_nodes;
-  std::string features;
+  std::string required_nodes;  ///< `-w`, or the node list the bridge set
+  std::string excluded_nodes;  ///< `-x`
+  std::string features;        ///< `-C` constraint
   std::string tres_per_node;  ///< e.g. `gres:gpu:a100:4`
   std::string tres_per_task;
   std::string tres_per_job;
@@ -263,6 +264,7 @@ inline json document(std::string_view text, std::string_view command, data_versi
     r.state_reason = detail::get_string(j, "state_reason", cmd, w);
     r.nodes = detail::get_string(j, "nodes", cmd, w);
     r.required_nodes = detail::get_string(j, "required_nodes", cmd, w);
+    r.excluded_nodes = detail::get_string(j, "excluded_nodes", cmd, w);
     r.features = detail::get_string(j, "features", cmd, w);
     r.tres_per_node = detail::get_string(j, "tres_per_node", cmd, w);
     r.tres_per_task = detail::get_string(j, "tres_per_task", cmd, w);

@@ -170,9 +170,11 @@ TEST_CASE("model: running jobs hold their GPUs, held jobs pend, inexpressible on
   REQUIRE(gpus3 != nullptr);
   CHECK(gpus3->groups[0].request.gpu.whole_gpus() == gs::gpu_count{3});
   CHECK(gpus3->groups[0].request.memory == gs::memory_mib{500});
-  const auto* typed = pending(m, 9);  // --gres=gpu:a100:1
-  REQUIRE(typed != nullptr);
-  CHECK(typed->groups[0].request.allowed_models.contains(*c.catalog().find("a100")));
+  // job 9: held with a node list (set, never released): taken for a user's -w, left alone
+  const auto* listed = issue(m, 9);
+  REQUIRE(listed != nullptr);
+  CHECK(listed->field == "required_nodes");
+  CHECK(listed->message.find("scontrol update JobId=9 NodeList=") != std::string::npos);
 
   // inexpressible: left alone with a message naming job and field
   const auto* h100 = issue(m, 5);
@@ -185,7 +187,7 @@ TEST_CASE("model: running jobs hold their GPUs, held jobs pend, inexpressible on
   REQUIRE(excl != nullptr);
   CHECK(excl->field == "shared");
   CHECK(pending(m, 6) == nullptr);
-  CHECK(m.pending.size() == 5);
+  CHECK(m.pending.size() == 4);
 }
 
 TEST_CASE("model: a heterogeneous job is an issue, the other jobs are still scheduled") {
@@ -202,7 +204,7 @@ TEST_CASE("model: a heterogeneous job is an issue, the other jobs are still sche
   CHECK(het->message.find("left held") != std::string::npos);
   CHECK(pending(m, 3) == nullptr);
   CHECK(pending(m, 4) != nullptr);
-  CHECK(m.pending.size() == 4);
+  CHECK(m.pending.size() == 3);
 }
 
 TEST_CASE("snapshot: an unexpected JSON version or text that is not JSON is a clear error") {
@@ -242,6 +244,9 @@ TEST_CASE("cycle: a 2-node gang goes on two distinct nodes, commands set the lis
   auto m = sl::build_model(nodes, jobs);
   REQUIRE(pending(m, 2) != nullptr);
   CHECK(pending(m, 2)->groups[0].count == 2);
+  // --gres=gpu:a100:4: only that model
+  CHECK(pending(m, 2)->groups[0].request.allowed_models.contains(
+      *m.book.state().catalog().find("a100")));
   gs::policy_registry reg;
   auto pipe = reg.make_pipeline({.ordering = "fifo", .admission = "gang", .placement = "first-fit"});
   gs::random_engine rng(1);
@@ -318,6 +323,7 @@ TEST_CASE("cycle: preemption signals the victim, waits the grace, requeues it he
   REQUIRE(r.decisions[0].kind == gs::verdict::admit);
   REQUIRE(r.decisions[0].victims.size() == 1);
   const auto plan = sl::plan_commands(m, r, {.signal = "USR1", .grace_seconds = 5});
+  CHECK(sl::clear_nodes(10).text() == "scontrol update JobId=10 NodeList=");
   REQUIRE(plan.signals.size() == 1);
   const auto victim = plan.signals[0].job;
   CHECK(plan.signals[0].text() == "scancel --signal=USR1 --full " + std::to_string(victim));
