@@ -16,7 +16,7 @@
 #      5  workload/  topology/   jobs, ledger, quotas, history; interconnects and fabrics
 #      6  policy/  trace/  check/  scheduling policies; trace loaders; the invariant checker
 #      7  pipeline/              composes policies (and names the defaults)
-#      8  sim/                   the simulator
+#      8  sim/  slurm/           the simulator; the Slurm bridge's mapping (needs nlohmann_json)
 #      9  metrics/               run metrics and reports
 #     10  replay/                trace replay by composition name (registry + sim + metrics)
 #     11  gpusched.hpp           the umbrella header
@@ -52,6 +52,7 @@ set(_layer_trace 6)
 set(_layer_check 6)
 set(_layer_pipeline 7)
 set(_layer_sim 8)
+set(_layer_slurm 8)
 set(_layer_metrics 9)
 set(_layer_replay 10)
 set(_layer_gpusched.hpp 11)

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: Apache-2.0
+// gpusched-slurm: schedules a live Slurm cluster with gpusched's policies (the external-scheduler
+// pattern: jobs are held at submission; this program sets each admitted job's node list and
+// releases it, and preempts by signal-then-requeue). See README.md, "Driving a live Slurm".
+//
+//   gpusched-slurm [--once | --interval SECONDS] [--dry-run] [--json]
+//                  [--policy ordering=drf,admission=gang-easy,placement=topology,preemption=...]
+//                  [--partition NAME] [--topology FILE] [--signal SIG] [--grace SECONDS]
+//                  [--timeout SECONDS]
+//   gpusched-slurm gres-links --nodes HOSTLIST [--type T] (--topo FILE | --model NAME)
+//                  [--file-prefix /dev/nvidia]
+//
+// Exit status: 0 after a clean run; 1 when Slurm did not answer, answered something unreadable,
+// or a command failed; 2 for a usage error.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <gpusched/core/random.hpp>
+#include <gpusched/pipeline/registry.hpp>
+#include <gpusched/topology/node_topology.hpp>
+#include <gpusched/topology/topo_text.hpp>
+#include <gpusched/slurm/commands.hpp>
+#include <gpusched/slurm/gres_links.hpp>
+#include <gpusched/slurm/model.hpp>
+#include <gpusched/slurm/snapshot.hpp>
+
+namespace gs = gpusched;
+namespace sl = gpusched::slurm;
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+extern "C" void on_term(int) { g_stop = 1; }
+
+struct options {
+  bool once = true;
+  double interval = 0;
+  bool dry_run = false;
+  bool json = false;
+  gs::pipeline_config policy{};
+  std::string partition;
+  std::string topology;
+  std::string signal = "USR1";
+  double grace = 10;
+  double timeout = 20;
+};
+
+struct run_result {
+  int status = -1;  ///< exit status; -1 when killed or not started
+  bool timed_out = false;
+  std::string out, err;
+};
+
+/// Runs argv (PATH lookup) with stdin closed, capturing stdout and stderr; kills it after
+/// `timeout` seconds. Never hangs.
+run_result run(const std::vector<std::string>& argv, double timeout) {
+  run_result r;
+  int out_pipe[2], err_pipe[2];
+  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) {
+    r.err = std::string("pipe: ") + std::strerror(errno);
+    return r;
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    r.err = std::string("fork: ") + std::strerror(errno);
+    return r;
+  }
+  if (pid == 0) {
+    const int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<long long>(timeout * 1000));
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) {
+      r.timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    const int n = poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000)));
+    if (n < 0 && errno != EINTR) break;
+    for (auto& f : fds) {
+      if (f.fd < 0 || (f.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      const ssize_t got = read(f.fd, buf, sizeof buf);
+      if (got <= 0) {
+        close(f.fd);
+        f.fd = -1;
+        --open_fds;
+        continue;
+      }
+      (f.fd == out_pipe[0] ? r.out : r.err).append(buf, static_cast<std::size_t>(got));
+    }
+  }
+  for (auto& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (!r.timed_out && WIFEXITED(st)) r.status = WEXITSTATUS(st);
+  return r;
+}
+
+std::string first_line(const std::string& s) {
+  const auto e = s.find('\n');
+  return s.substr(0, e);
+}
+
+/// Runs a read-only Slurm command and returns its stdout; throws with a clear message when
+/// it fails or does not answer in time.
+std::string query(const std::vector<std::string>& argv, double timeout) {
+  const auto r = run(argv, timeout);
+  std::string cmd;
+  for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+  if (r.timed_out) {
+    throw std::runtime_error("'" + cmd + "' did not answer within " + std::to_string(timeout) +
+                             " s (is slurmctld running?); nothing was changed");
+  }
+  if (r.status != 0) {
+    throw std::runtime_error("'" + cmd + "' failed (exit " + std::to_string(r.status) +
+                             "): " + first_line(r.err.empty() ? r.out : r.err) +
+                             "; nothing was changed");
+  }
+  return r.out;
+}
+
+bool parse_policy(const std::string& text, gs::pipeline_config& c) {
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) return false;
+    const std::string k = item.substr(0, eq), v = item.substr(eq + 1);
+    if (k == "ordering") c.ordering = v;
+    else if (k == "admission") c.admission = v;
+    else if (k == "packing") c.packing = v;
+    else if (k == "placement") c.placement = v;
+    else if (k == "preemption") c.preemption = v;
+    else return false;
+  }
+  return true;
+}
+
+void usage(std::ostream& o) {
+  o << "usage: gpusched-slurm [--once | --interval SECONDS] [--dry-run] [--json]\n"
+       "                      [--policy ordering=NAME,admission=NAME,packing=NAME,placement=NAME,"
+       "preemption=NAME]\n"
+       "                      [--partition NAME] [--topology topology.conf] [--signal SIG]\n"
+       "                      [--grace SECONDS] [--timeout SECONDS]\n"
+       "       gpusched-slurm gres-links --nodes HOSTLIST [--type T] (--topo FILE | --model "
+       "NAME) [--file-prefix /dev/nvidia]\n"
+       "Schedules the held jobs of a live Slurm with gpusched's policies (SLURM_CONF is "
+       "honoured).\n";
+}
+
+/// `gres-links`: gres.conf lines with Links= from `nvidia-smi topo -m` output or a known model.
+int gres_links_command(const std::vector<std::string>& args) {
+  std::string nodes, type, topo, model, prefix = "/dev/nvidia";
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+    const std::string& v = args[++i];
+    if (a == "--nodes") nodes = v;
+    else if (a == "--type") type = v;
+    else if (a == "--topo") topo = v;
+    else if (a == "--model") model = v;
+    else if (a == "--file-prefix") prefix = v;
+    else throw std::invalid_argument("gres-links: unknown argument '" + a + "'");
+  }
+  if (nodes.empty() || topo.empty() == model.empty()) {
+    throw std::invalid_argument(
+        "gres-links needs --nodes and one of --topo FILE (nvidia-smi topo -m output) or --model "
+        "NAME (dgx1-v100, dgx-a100, dgx-h100, pcie-8gpu)");
+  }
+  std::optional<gs::node_topology> t;
+  if (!topo.empty()) {
+    std::ifstream in(topo);
+    if (!in) throw std::invalid_argument("gres-links: cannot read '" + topo + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    t = gs::parse_topo_matrix(ss.str(), {.name = topo, .file = topo}).topology;
+  } else if (model == "dgx1-v100") {
+    t = gs::dgx1_v100();
+  } else if (model == "dgx-a100") {
+    t = gs::dgx_a100();
+  } else if (model == "dgx-h100") {
+    t = gs::dgx_h100();
+  } else if (model == "pcie-8gpu") {
+    t = gs::pcie_dual_socket_8gpu();
+  } else {
+    throw std::invalid_argument("gres-links: unknown model '" + model +
+                                "' (dgx1-v100, dgx-a100, dgx-h100, pcie-8gpu)");
+  }
+  std::cout << sl::gres_links(*t, nodes, type, prefix);
+  return 0;
+}
+
+/// One cycle; returns the exit status.
+int cycle(const options& o) {
+  const std::string jobs_text = query({"squeue", "--json"}, o.timeout);
+  const std::string nodes_text = query({"sinfo", "--json"}, o.timeout);
+  const auto jobs = sl::parse_squeue(jobs_text);
+  const auto nodes = sl::parse_sinfo(nodes_text);
+  auto m = sl::build_model(nodes, jobs,
+                           {.partition = o.partition,
+                            .now_unix = static_cast<std::int64_t>(std::time(nullptr))});
+  gs::policy_inputs inputs;
+  if (!o.topology.empty()) {
+    std::ifstream in(o.topology);
+    if (!in) throw std::runtime_error("cannot read topology file '" + o.topology + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto topo = std::make_shared<gs::topology_model>(sl::parse_topology_conf(ss.str(), m.book.state()));
+    topo->check(m.book.state());
+    inputs.topology = topo;
+  }
+  for (const auto& i : m.issues) {
+    if (o.json) {
+      nlohmann::json j{{"job", i.job}, {"verdict", "left-held"}, {"field", i.field},
+                       {"describe", i.message}};
+      std::cout << j.dump() << "\n";
+    } else {
+      std::cout << "issue: " << i.message << "\n";
+    }
+  }
+  gs::policy_registry reg;
+  auto pipe = reg.make_pipeline(o.policy, inputs);
+  gs::random_engine rng(1);
+  const auto result = pipe.schedule(m.book, m.pending, m.now, rng);
+  for (const auto& d : result.decisions) {
+    if (o.json) {
+      std::cout << sl::decision_json(m, d).dump() << "\n";
+    } else {
+      const gs::job_spec* spec = nullptr;
+      for (const auto& p : m.pending) {
+        if (p.id == d.job) spec = &p;
+      }
+      std::cout << describe(d, m.book.state(), spec) << "\n";
+    }
+  }
+  const auto plan = sl::plan_commands(m, result, {.signal = o.signal, .grace_seconds = o.grace});
+  if (o.dry_run) {
+    for (const auto& c : plan.signals) std::cout << "would run: " << c.text() << "\n";
+    if (plan.grace_seconds > 0) std::cout << "would wait: " << plan.grace_seconds << " s\n";
+    for (const auto& c : plan.requeues) std::cout << "would run: " << c.text() << "\n";
+    for (const auto& c : plan.starts) std::cout << "would run: " << c.text() << "\n";
+    std::cout.flush();
+    return 0;
+  }
+  int status = 0;
+  const auto exec = [&](const sl::command& c) {
+    std::cout << "run: " << c.text() << "\n";
+    std::cout.flush();
+    const auto r = run(c.argv, o.timeout);
+    if (r.status == 0) return true;
+    std::cerr << "gpusched-slurm: '" << c.text() << "' "
+              << (r.timed_out ? std::string("did not answer in time")
+                              : "failed: " + first_line(r.err.empty() ? r.out : r.err))
+              << "\n";
+    status = 1;
+    return false;
+  };
+  for (const auto& c : plan.signals) exec(c);
+  if (plan.grace_seconds > 0) {
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(static_cast<long long>(plan.grace_seconds * 1000)));
+  }
+  for (const auto& c : plan.requeues) exec(c);
+  for (std::size_t k = 0; k + 1 < plan.starts.size(); k += 2) {
+    // the release only after the whole node list was set: nothing is half-released
+    if (!exec(plan.starts[k])) {
+      std::cerr << "gpusched-slurm: job " << plan.starts[k].job << " stays held\n";
+      continue;
+    }
+    if (!exec(plan.starts[k + 1])) {
+      // not released: take the node list back, so the job is held as it was
+      exec(sl::clear_nodes(plan.starts[k].job));
+    }
+  }
+  std::cout.flush();
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "gres-links") {
+    try {
+      return gres_links_command(args);
+    } catch (const std::exception& e) {
+      std::cerr << "gpusched-slurm: " << e.what() << "\n";
+      return 2;
+    }
+  }
+  try {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      const auto value = [&]() -> const std::string& {
+        if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+        return args[++i];
+      };
+      if (a == "--once") {
+        o.once = true;
+      } else if (a == "--interval") {
+        o.interval = std::stod(value());
+        o.once = false;
+        if (!(o.interval > 0)) throw std::invalid_argument("--interval must be positive");
+      } else if (a == "--dry-run") {
+        o.dry_run = true;
+      } else if (a == "--json") {
+        o.json = true;
+      } else if (a == "--policy") {
+        if (!parse_policy(value(), o.policy)) {
+          throw std::invalid_argument("--policy takes slot=name pairs (ordering, admission, "
+                                      "packing, placement, preemption)");
+        }
+      } else if (a == "--partition") {
+        o.partition = value();
+      } else if (a == "--topology") {
+        o.topology = value();
+      } else if (a == "--signal") {
+        o.signal = value();
+      } else if (a == "--grace") {
+        o.grace = std::stod(value());
+      } else if (a == "--timeout") {
+        o.timeout = std::stod(value());
+      } else if (a == "-h" || a == "--help") {
+        usage(std::cout);
+        return 0;
+      } else {
+        throw std::invalid_argument("unknown argument '" + a + "'");
+      }
+    }
+    gs::policy_registry reg;  // unknown policy names: a usage error before Slurm is asked
+    reg.check<gs::ordering_tag>(o.policy.ordering);
+    reg.check<gs::admission_tag>(o.policy.admission);
+    reg.check<gs::packing_tag>(o.policy.packing);
+    reg.check<gs::placement_tag>(o.policy.placement);
+    reg.check<gs::preemption_tag>(o.policy.preemption);
+  } catch (const std::exception& e) {
+    std::cerr << "gpusched-slurm: " << e.what() << "\n";
+    usage(std::cerr);
+    return 2;
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = on_term;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+
+  int status = 0;
+  for (long cycles = 0;; ++cycles) {
+    try {
+      status = cycle(o);
+    } catch (const gs::invalid_value_error& e) {  // unreadable or failed answer: nothing ran
+      std::cerr << "gpusched-slurm: " << e.what() << "; nothing was changed\n";
+      status = 1;
+      if (o.once) return status;
+    } catch (const std::exception& e) {
+      std::cerr << "gpusched-slurm: " << e.what() << "\n";
+      status = 1;
+      if (o.once) return status;
+    }
+    if (o.once) return status;
+    // sleep until the next cycle, ending cleanly between cycles on SIGTERM
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(static_cast<long long>(o.interval * 1000));
+    while (!g_stop && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (g_stop) {
+      std::cerr << "gpusched-slurm: stopped after " << cycles + 1 << " cycles\n";
+      return 0;
+    }
+  }
+}

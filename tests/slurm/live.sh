@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# Live scenarios of gpusched-slurm against a throw-away local Slurm (tests/slurm/local-slurm.sh).
+#
+#   tests/slurm/live.sh GPUSCHED_SLURM_BINARY WORK_DIR [SCENARIO...]
+#
+# Starts munge, slurmctld and four slurmd in WORK_DIR/cluster, runs the scenarios (all by
+# default: gang dry-run drf backfill preempt topology interval down), and stops every daemon on exit
+# (also on failure or interrupt). Exit 0: all passed; 1: a scenario failed; 77: skipped because
+# Slurm is not installed or we are not root (CTest reports it as skipped).
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+bin="${1:?usage: live.sh GPUSCHED_SLURM_BINARY WORK_DIR [SCENARIO...]}"
+work="${2:?usage: live.sh GPUSCHED_SLURM_BINARY WORK_DIR [SCENARIO...]}"
+shift 2
+scenarios=("$@")
+[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(gang dry-run drf backfill preempt topology interval down)
+
+for b in munged slurmctld slurmd sbatch squeue sinfo scontrol scancel; do
+  if ! command -v "${b}" >/dev/null; then
+    echo "SKIPPED: '${b}' not found; the live Slurm tests need the Debian packages slurm-wlm and munge"
+    exit 77
+  fi
+done
+if [[ "$(id -u)" != 0 ]]; then
+  echo "SKIPPED: the live Slurm tests need root (slurmd runs the jobs as their owner)"
+  exit 77
+fi
+
+rm -rf "${work}"
+mkdir -p "${work}"
+work="$(cd "${work}" && pwd)"
+cd "${work}" # job output files (slurm-N.out) land here
+cluster="${work}/cluster"
+cleanup() { "${here}/local-slurm.sh" stop "${cluster}"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+"${here}/local-slurm.sh" start "${cluster}" 4 || { echo "FAIL: the local Slurm did not start"; exit 1; }
+export SLURM_CONF="${cluster}/slurm.conf"
+topo="${cluster}/topology.conf"
+
+failures=0
+passed=()
+current=""
+fail() {
+  echo "FAIL [${current}]: $*"
+  failures=$((failures + 1))
+  return 1
+}
+check() { # check DESCRIPTION COMMAND...
+  local what="$1"
+  shift
+  if "$@"; then echo "  ok: ${what}"; else fail "${what}"; fi
+}
+
+# submit ARGS...: a held batch job; prints its id
+submit() { sbatch -H --parsable "$@" | cut -d';' -f1; }
+state() { squeue -h -j "$1" -o '%T' 2>/dev/null | head -n1; }
+reason() { squeue -h -j "$1" -o '%r' 2>/dev/null | head -n1; }
+nodes_of() { scontrol show hostnames "$(squeue -h -j "$1" -o '%N' | head -n1)" | paste -sd, -; }
+# wait_state JOB STATE [SECONDS]
+wait_state() {
+  local t=$((${3:-15} * 5))
+  for _ in $(seq 1 "${t}"); do
+    [[ "$(state "$1")" == "$2" ]] && return 0
+    sleep 0.2
+  done
+  echo "  (job $1 is '$(state "$1")', reason '$(reason "$1")', expected $2)"
+  return 1
+}
+# the nodes gpusched-slurm printed for JOB ("admit job N ... on n1[gpu0-3], n3[...]"), sorted
+# as `scontrol show hostnames` lists them
+printed_nodes() {
+  grep -E "^admit job $1 " "$2" | sed -E 's/.* on //; s/\[[^]]*\]//g; s/, /\n/g' | sort -u -V |
+    paste -sd, -
+}
+gs() { "${bin}" --once --timeout 15 "$@"; }
+reset() {
+  scancel --quiet -u root 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    [[ -z "$(squeue -h -o %i 2>/dev/null)" ]] && return 0
+    sleep 0.2
+  done
+  echo "  (jobs did not finish: $(squeue -h -o '%i %T' | paste -sd' ' -))"
+  return 1
+}
+run_job() { echo "sleep 600"; }
+
+scenario_gang() {
+  local a b out="${work}/gang.out"
+  a=$(submit -J gang2 -N2 --ntasks-per-node=1 --gpus-per-node=4 -A teama -t 10 --wrap "sleep 600")
+  b=$(submit -J gang3 -N3 --ntasks-per-node=1 --gpus-per-node=8 -A teama -t 10 --wrap "sleep 600")
+  gs --policy ordering=fifo,admission=gang,placement=topology --topology "${topo}" >"${out}" 2>&1 ||
+    { cat "${out}"; fail "gpusched-slurm failed"; return; }
+  cat "${out}"
+  local chosen
+  chosen="$(printed_nodes "${a}" "${out}")"
+  check "the 2-node gang was admitted on two nodes (${chosen})" \
+    test "$(echo "${chosen}" | tr ',' '\n' | wc -l)" = 2
+  check "the 2-node gang runs" wait_state "${a}" RUNNING
+  check "it runs exactly on the nodes the library chose" test "$(nodes_of "${a}")" = "${chosen}"
+  check "the 3-node gang waits whole (still held)" test "$(state "${b}")" = PENDING
+  check "nothing of the 3-node gang was released" test "$(squeue -h -j "${b}" -o '%r')" = JobHeldUser
+  check "its reason is printed" grep -qE "^defer job ${b} 'gang3': " "${out}"
+}
+
+scenario_dry_run() {
+  local a out="${work}/dry.out"
+  a=$(submit -J dry -N1 --gpus-per-node=2 -A teama -t 5 --wrap "sleep 600")
+  gs --dry-run >"${out}" 2>&1 || { cat "${out}"; fail "gpusched-slurm --dry-run failed"; return; }
+  cat "${out}"
+  check "the commands are printed" grep -q "^would run: scontrol update JobId=${a} NodeList=" "${out}"
+  check "the release is printed" grep -q "^would run: scontrol release ${a}$" "${out}"
+  check "nothing ran" bash -c "! grep -q '^run: ' '${out}'"
+  sleep 1
+  check "the job is still held" test "$(reason "${a}")" = JobHeldUser
+  check "no node list was set" test -z "$(squeue -h -j "${a}" -o '%n' | tr -d ' ')"
+}
+
+scenario_drf() {
+  # teama already runs 3 whole nodes; one node is left. teama's job was submitted first, but
+  # DRF serves teamb, the lighter account.
+  local r x y out="${work}/drf.out"
+  r=$(sbatch --parsable -J a-running -N3 --gpus-per-node=8 -A teama -t 10 --wrap "sleep 600")
+  wait_state "${r}" RUNNING || { fail "the pre-existing job did not start"; return; }
+  x=$(submit -J a-next -N1 --gpus-per-node=8 -A teama -t 10 --wrap "sleep 600")
+  sleep 1.1
+  y=$(submit -J b-first -N1 --gpus-per-node=8 -A teamb -t 10 --wrap "sleep 600")
+  gs --policy ordering=drf,admission=gang >"${out}" 2>&1 || { cat "${out}"; fail "gpusched-slurm failed"; return; }
+  cat "${out}"
+  check "the lighter account's job starts" wait_state "${y}" RUNNING
+  check "the heavier account's earlier job waits" test "$(state "${x}")" = PENDING
+}
+
+scenario_backfill() {
+  # a 3-node job runs 10 min; a 4-node gang waits for it (the reservation); of two 1-node
+  # jobs that fit now on the free node, the 60-min one would delay the gang, the 5-min one not.
+  local r big long short out="${work}/backfill.out"
+  r=$(sbatch --parsable -J running -N3 --gpus-per-node=8 -A teama -t 10 --wrap "sleep 600")
+  wait_state "${r}" RUNNING || { fail "the pre-existing job did not start"; return; }
+  big=$(submit -J big -N4 --ntasks-per-node=1 --gpus-per-node=8 -A teama -t 10 --wrap "sleep 600")
+  long=$(submit -J long -N1 --gpus-per-node=8 -A teama -t 60 --wrap "sleep 600")
+  short=$(submit -J short -N1 --gpus-per-node=8 -A teama -t 5 --wrap "sleep 600")
+  gs --policy ordering=fifo,admission=gang-easy >"${out}" 2>&1 ||
+    { cat "${out}"; fail "gpusched-slurm failed"; return; }
+  cat "${out}"
+  check "the short job is backfilled" wait_state "${short}" RUNNING
+  check "the long job waits (it would delay the reservation)" test "$(state "${long}")" = PENDING
+  check "the 4-node gang waits" test "$(state "${big}")" = PENDING
+  check "the long job's reason names the reservation" \
+    grep -qiE "^defer job ${long} 'long': .*reserv" "${out}"
+}
+
+scenario_preempt() {
+  # four requeueable jobs fill the cluster; an urgent job (nice -100) preempts one of them by
+  # signal-then-requeue; the victim got the signal, comes back pending, and runs again later.
+  local v=() u out="${work}/preempt.out" k victim
+  for k in 1 2 3 4; do
+    v+=("$(sbatch --parsable -J low${k} -N1 --gpus-per-node=8 -A teama -t 30 --requeue \
+      --wrap "trap 'touch ${work}/signalled.\${SLURM_JOB_ID}' USR1; while true; do sleep 0.2; done")")
+  done
+  for k in "${v[@]}"; do wait_state "${k}" RUNNING || { fail "a low job did not start"; return; }; done
+  u=$(submit -J urgent -N1 --gpus-per-node=8 -A teamb -t 10 --nice=-100 --wrap "sleep 600")
+  gs --policy ordering=priority,admission=gang,preemption=priority --grace 2 --signal USR1 \
+    >"${out}" 2>&1 || { cat "${out}"; fail "gpusched-slurm failed"; return; }
+  cat "${out}"
+  victim="$(grep -oE '^run: scancel --signal=USR1 --full [0-9]+' "${out}" | awk '{print $NF}' | head -n1)"
+  check "one victim was signalled" test -n "${victim}"
+  [[ -n "${victim}" ]] || return
+  check "the requeue came after the signal" \
+    bash -c "grep -n '' '${out}' | grep -E 'scancel|requeuehold ${victim}' | head -n1 | grep -q scancel"
+  check "the victim received the checkpoint signal" test -e "${work}/signalled.${victim}"
+  check "the urgent job runs" wait_state "${u}" RUNNING
+  check "the victim is back in the queue, held" test "$(state "${victim}")" = PENDING
+  check "the urgent job took the victim's node" test "$(nodes_of "${u}")" = \
+    "$(grep -oE "admit job ${u} 'urgent' on [a-z0-9]+" "${out}" | awk '{print $NF}')"
+  scancel "${u}"
+  for _ in $(seq 1 100); do
+    [[ "$(state "${u}")" == RUNNING || "$(state "${u}")" == COMPLETING ]] || break
+    sleep 0.2
+  done
+  gs --policy ordering=priority,admission=gang,preemption=priority >"${out}.2" 2>&1 || true
+  cat "${out}.2"
+  check "the victim runs again" wait_state "${victim}" RUNNING 20
+}
+
+scenario_topology() {
+  # leaf1 = n1,n3 and leaf2 = n2,n4 (local-slurm.sh): a 2-node gang lands under one leaf
+  local a out="${work}/topology.out" chosen
+  a=$(submit -J leafgang -N2 --ntasks-per-node=1 --gpus-per-node=8 -A teama -t 10 --wrap "sleep 600")
+  gs --policy ordering=fifo,admission=gang,placement=topology --topology "${topo}" >"${out}" 2>&1 ||
+    { cat "${out}"; fail "gpusched-slurm failed"; return; }
+  cat "${out}"
+  check "the gang runs" wait_state "${a}" RUNNING
+  chosen="$(nodes_of "${a}")"
+  check "under one leaf switch (${chosen})" bash -c "[[ '${chosen}' == n1,n3 || '${chosen}' == n2,n4 ]]"
+}
+
+scenario_interval() {
+  # --interval: cycles until SIGTERM, which ends it cleanly between cycles
+  local a out="${work}/interval.out" pid rc
+  "${bin}" --interval 1 --timeout 15 >"${out}" 2>&1 &
+  pid=$!
+  sleep 0.5
+  a=$(submit -J later -N1 --gpus-per-node=1 -A teama -t 5 --wrap "sleep 600")
+  check "a job submitted while it loops is started by a later cycle" wait_state "${a}" RUNNING
+  kill -TERM "${pid}"
+  wait "${pid}"
+  rc=$?
+  cat "${out}"
+  check "SIGTERM ends it with status 0 (${rc})" test "${rc}" = 0
+  check "it says so" grep -qE "stopped after [0-9]+ cycles" "${out}"
+}
+
+scenario_down() {
+  local a out="${work}/down.out" rc start
+  a=$(submit -J waits -N1 --gpus-per-node=1 -A teama -t 5 --wrap "sleep 600")
+  kill "$(cat "${cluster}/run/slurmctld.pid")"
+  for _ in $(seq 1 50); do kill -0 "$(cat "${cluster}/run/slurmctld.pid")" 2>/dev/null || break; sleep 0.1; done
+  start=${SECONDS}
+  "${bin}" --once --timeout 5 >"${out}" 2>&1
+  rc=$?
+  cat "${out}"
+  check "non-zero exit (${rc})" test "${rc}" -ne 0
+  check "a clear error" grep -qE "(squeue|sinfo) --json.*(controller reported|did not answer|failed).*nothing was changed" "${out}"
+  check "no hang ($((SECONDS - start)) s)" test $((SECONDS - start)) -le 30
+  check "no command was run" bash -c "! grep -q '^run: ' '${out}'"
+  slurmctld >>"${cluster}/log/slurmctld.out" 2>&1  # restart with its state
+  for _ in $(seq 1 100); do squeue -h >/dev/null 2>&1 && break; sleep 0.2; done
+  check "the job is still held after the controller is back" test "$(reason "${a}")" = JobHeldUser
+}
+
+for s in "${scenarios[@]}"; do
+  current="${s}"
+  echo "== scenario ${s}"
+  start=${SECONDS}
+  before=${failures}
+  reset || fail "could not empty the queue"
+  "scenario_${s//-/_}"
+  if [[ ${failures} == "${before}" ]]; then passed+=("${s}"); fi
+  echo "== scenario ${s}: $([[ ${failures} == "${before}" ]] && echo passed || echo FAILED) in $((SECONDS - start)) s"
+done
+echo "passed: ${passed[*]:-none}"
+if ((failures > 0)); then
+  echo "live Slurm tests: ${failures} failure(s); logs in ${cluster}/log"
+  exit 1
+fi
+echo "live Slurm tests: all ${#scenarios[@]} scenarios passed"
