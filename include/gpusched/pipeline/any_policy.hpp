@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>  // std::is_copy_assignable_v
 #include <utility>  // std::move
 #include <vector>
 
@@ -36,8 +37,12 @@ class poly {
   explicit poly(std::unique_ptr<Iface> p) noexcept : p_(std::move(p)) {}
   poly(const poly& o) : p_(o.p_ ? o.p_->clone() : nullptr) {}
   poly(poly&&) noexcept = default;
+  /// Assigns the held policy in place when both hold the same type (no allocation: the
+  /// pipeline copies its policies before every cycle), else clones.
   poly& operator=(const poly& o) {
-    if (this != &o) p_ = o.p_ ? o.p_->clone() : nullptr;
+    if (this == &o) return *this;
+    if (p_ && o.p_ && p_->assign_from(*o.p_)) return *this;
+    p_ = o.p_ ? o.p_->clone() : nullptr;
     return *this;
   }
   poly& operator=(poly&&) noexcept = default;
@@ -51,6 +56,13 @@ class poly {
   std::unique_ptr<Iface> p_;
 };
 
+struct named_iface {
+  virtual ~named_iface() = default;
+  [[nodiscard]] virtual std::string_view name() const = 0;
+  /// Copy-assigns the held policy from `o` when `o` holds the same type; false otherwise.
+  virtual bool assign_from(const named_iface& o) = 0;
+};
+
 /// The shared part of every family's model: holds `P`, clones, names.
 template <class Iface, class P, class Derived>
 struct model_base : Iface {
@@ -59,12 +71,16 @@ struct model_base : Iface {
     return std::make_unique<Derived>(static_cast<const Derived&>(*this));
   }
   [[nodiscard]] std::string_view name() const override { return p.name(); }
+  bool assign_from(const named_iface& o) override {
+    if constexpr (std::is_copy_assignable_v<P>) {
+      if (const auto* m = dynamic_cast<const Derived*>(&o)) {
+        p = m->p;
+        return true;
+      }
+    }
+    return false;
+  }
   P p;
-};
-
-struct named_iface {
-  virtual ~named_iface() = default;
-  [[nodiscard]] virtual std::string_view name() const = 0;
 };
 }  // namespace detail
 

@@ -67,6 +67,44 @@ struct cycle_result {
   }
 };
 
+namespace detail {
+/// @brief A copy of policy `P` taken at the start of a cycle, put back if the cycle throws (the
+/// pipeline's strong guarantee). Nothing for an empty type (it has no state). The copy is
+/// assigned into the one kept from the previous cycle, so its buffers are reused (no allocation
+/// once warmed up for policies whose members reuse capacity on assignment).
+template <class P, bool Stateless = std::is_empty_v<P>>
+class cycle_copy {
+ public:
+  void save(const P& p) {
+    if constexpr (std::is_copy_assignable_v<P>) {
+      if (copy_) {
+        *copy_ = p;
+        return;
+      }
+    }
+    copy_.reset();
+    copy_.emplace(p);
+  }
+  /// @pre `save` was called since the last `restore`.
+  void restore(P& p) noexcept {
+    static_assert(std::is_move_assignable_v<P>,
+                  "gpusched: a stateful policy must be move-assignable (the pipeline restores it "
+                  "from a copy when a cycle throws)");
+    p = std::move(*copy_);
+  }
+
+ private:
+  std::optional<P> copy_;
+};
+/// An empty policy has no state: nothing to keep (and no room taken).
+template <class P>
+class cycle_copy<P, true> {
+ public:
+  void save(const P&) noexcept {}
+  void restore(P&) noexcept {}
+};
+}  // namespace detail
+
 /// @brief A scheduling pipeline over five policies.
 ///
 /// `schedule(book, pending, now, rng)` runs one cycle:
@@ -214,11 +252,57 @@ class pipeline {
   }
 
   /// As above, writing into `out` (cleared first) so its capacity is reused across cycles.
+  ///
+  /// @brief Strong exception guarantee: a cycle is all or nothing. When anything throws during
+  /// the cycle (a hook of any policy, a user's own included: ordering, admission with its
+  /// `approve`, `reclaim_for`, `approve_reclaim`, `on_committed`, `on_admitted`,
+  /// `approve_growth`, `on_grown`, packing, placement, preemption with `select`,
+  /// `select_reclaim`, `on_preempted`; an allocation, in the ledger or elsewhere), the exception
+  /// propagates and everything is as before the call: `book` (running jobs, their order and
+  /// tasks, the cluster, `ledger::version()`; undone with its journal, `ledger::begin_undo`),
+  /// the five policies (restored from copies taken at the start of the cycle: DRF and quota
+  /// usage, reservations, backoff, fair-share state, caches), `rng`, and the pipeline's history
+  /// and options (which a cycle does not change); `out` is left empty. Calling the cycle again
+  /// with the same arguments then gives what a fresh copy of the pipeline taken before the call
+  /// would give. What a policy may assume: its hooks run on the live policy object and see the
+  /// cycle's tentative state (earlier commits of the cycle included); if the cycle fails, the
+  /// object is replaced by its copy from the start of the cycle (by move assignment, which must
+  /// not throw), so a policy needs no rollback code of its own, but it must not keep
+  /// references into `running()` keyed on `ledger::version()` across a failed cycle (key on
+  /// job ids) nor hold state outside itself that a hook changes (e.g. through a pointer to a
+  /// shared object; such state is not restored).
+  /// Cost: per cycle, one copy (an assignment into the copy kept from the last cycle) of each
+  /// non-empty policy and one of `rng` (on the stack); one journal entry per change committed;
+  /// nothing per call of a hook.
+  /// @pre no transaction and no undo journal of `book` is open (the cycle opens its own).
+  /// @throws invalid_value_error when a pending id repeats or is running (before any change);
+  /// whatever a policy or an allocation throws (with the guarantee above).
   void schedule(ledger& book, std::span<const job_spec> pending, sim_time now, random_engine& rng,
                 cycle_result& out) {
     out.decisions.clear();
     out.grown.clear();
     check_ids(book, pending);
+    save_policies();  // may throw: nothing changed yet
+    const random_engine rng_before = rng;
+    book.begin_undo();
+    try {
+      run_cycle(book, pending, now, rng, out);
+    } catch (...) {
+      // the cycle's open transactions were rolled back by their destructors on the way here
+      book.undo();
+      restore_policies();
+      rng = rng_before;
+      out.decisions.clear();
+      out.grown.clear();
+      throw;
+    }
+    book.end_undo();
+  }
+
+ private:
+  /// The body of `schedule` (steps 2 to 6 of the class documentation).
+  void run_cycle(ledger& book, std::span<const job_spec> pending, sim_time now,
+                 random_engine& rng, cycle_result& out) {
     const schedule_context ctx(book, now, rng, &history_);
     if constexpr (declares_hook<Admit, hook::begin_cycle>) admit_.begin_cycle(ctx);
     if constexpr (declares_hook<Preempt, hook::begin_cycle>) preempt_.begin_cycle(ctx);
@@ -284,7 +368,23 @@ class pipeline {
     }
   }
 
- private:
+  /// Copies the policies (non-empty ones) before a cycle (see `schedule`).
+  void save_policies() {
+    saved_order_.save(order_);
+    saved_admit_.save(admit_);
+    saved_pack_.save(pack_);
+    saved_place_.save(place_);
+    saved_preempt_.save(preempt_);
+  }
+  /// Puts back what `save_policies` copied.
+  void restore_policies() noexcept {
+    saved_order_.restore(order_);
+    saved_admit_.restore(admit_);
+    saved_pack_.restore(pack_);
+    saved_place_.restore(place_);
+    saved_preempt_.restore(preempt_);
+  }
+
   enum class attempt : std::uint8_t { placed, unplaced, refused };
 
   queue_action unplaced(const schedule_context& ctx, const job_spec& j, const reason& why,
@@ -616,6 +716,12 @@ class pipeline {
   std::vector<task_allocation> grow_added_;
   pipeline_options options_{};
   job_history history_{};
+  // the state at the start of the running cycle, put back if it throws (see `schedule`)
+  [[no_unique_address]] detail::cycle_copy<Order> saved_order_;
+  [[no_unique_address]] detail::cycle_copy<Admit> saved_admit_;
+  [[no_unique_address]] detail::cycle_copy<Pack> saved_pack_;
+  [[no_unique_address]] detail::cycle_copy<Place> saved_place_;
+  [[no_unique_address]] detail::cycle_copy<Preempt> saved_preempt_;
 };
 
 struct pipeline_config;  // pipeline/registry.hpp: names for each slot (make_pipeline(config))

@@ -3,7 +3,9 @@
 /// The allocation ledger: the only way cluster state changes. It records which running job holds
 /// which task allocations, and offers transactions (an undo log) to place a gang, or evict
 /// victims and place a preemptor, tentatively, then commit or roll back in time proportional to
-/// what was touched, never to the cluster size.
+/// what was touched, never to the cluster size. An undo journal (`begin_undo`, `undo`,
+/// `end_undo`) records the transactions committed in between so that a caller (the pipeline's
+/// cycle) can restore the ledger exactly as it was, in time proportional to what changed.
 ///
 /// The ledger sits above `workload/` rather than in `cluster/` because it binds jobs to
 /// allocations: it stores the running jobs' specs so that policies (preemption, fair share) can
@@ -94,7 +96,7 @@ class ledger {
   /// Returns every resource `id` holds and forgets the job. O(tasks of the job + log nodes).
   /// @throws invalid_value_error (unknown_id) if `id` is not running; nothing changes then.
   void release(job_id id) {
-    GPUSCHED_EXPECTS(!tx_open_);
+    GPUSCHED_EXPECTS(!tx_open_ && !undo_.open);
     const auto it = index_.find(id);
     if (it == index_.end()) {
       throw invalid_value_error(error_id::unknown_id, "ledger", "job", std::to_string(id.value()),
@@ -125,7 +127,7 @@ class ledger {
   /// taking it out while a running job holds resources on it (release those jobs first); the
   /// ledger is unchanged then. O(running tasks) when taking out, O(GPUs of node + log n) else.
   void set_available(node_index n, bool up) {
-    GPUSCHED_EXPECTS(!tx_open_);
+    GPUSCHED_EXPECTS(!tx_open_ && !undo_.open);
     if (n.value() >= cluster_.node_count()) {
       throw invalid_value_error(error_id::unknown_id, "ledger", "node", std::to_string(n.value()),
                                 "no such node position");
@@ -162,7 +164,7 @@ class ledger {
   /// (release those jobs first); the ledger is unchanged then. O(running tasks) when failing,
   /// O(GPUs of node + log n) else.
   void set_gpu_available(gpu_index g, bool up) {
-    GPUSCHED_EXPECTS(!tx_open_);
+    GPUSCHED_EXPECTS(!tx_open_ && !undo_.open);
     if (g.value() >= cluster_.gpu_count()) {
       throw invalid_value_error(error_id::unknown_id, "ledger", "gpu", std::to_string(g.value()),
                                 "no such GPU index");
@@ -184,7 +186,7 @@ class ledger {
   /// `replicas` is not 0 for `exclusive`; (invalid_value) `replicas` outside
   /// 1..max_gpu_replicas. Nothing changes then. O(GPUs of node + log n).
   void configure_sharing(node_index n, int gpu, gpu_sharing mode, int replicas) {
-    GPUSCHED_EXPECTS(!tx_open_);
+    GPUSCHED_EXPECTS(!tx_open_ && !undo_.open);
     if (n.value() >= cluster_.node_count()) {
       throw invalid_value_error(error_id::unknown_id, "ledger", "node", std::to_string(n.value()),
                                 "no such node position");
@@ -228,15 +230,109 @@ class ledger {
   /// Opens a transaction. @pre no other transaction of this ledger is open.
   [[nodiscard]] transaction begin() noexcept;
 
+  /// @brief Starts the undo journal: from now on every committed transaction is recorded so
+  /// that `undo()` can restore the ledger as it is now (the running jobs in the same order, the
+  /// cluster's free resources, `version()`). `release`, `set_available`, `set_gpu_available` and
+  /// `configure_sharing` are not allowed while it is open. O(1); the journal's buffer is reused.
+  /// @pre no journal and no transaction is open.
+  void begin_undo() noexcept {
+    GPUSCHED_EXPECTS(!undo_.open && !tx_open_);
+    undo_.open = true;
+    undo_.version = version_;
+    undo_.entries.clear();
+  }
+  /// Whether the undo journal is open. O(1).
+  [[nodiscard]] bool undo_open() const noexcept { return undo_.open; }
+  /// @brief Undoes every transaction committed since `begin_undo()`, newest first, and closes
+  /// the journal: the ledger then equals its state at `begin_undo()` (running jobs, their order
+  /// and tasks, the cluster, `version()`). Allocates nothing. Pointers and references into
+  /// `running()` taken before may be invalidated, as by any commit (key caches on job ids).
+  /// O(tasks the recorded commits touched). @pre the journal is open, no transaction is open.
+  void undo() noexcept {
+    GPUSCHED_EXPECTS(undo_.open && !tx_open_);
+    while (!undo_.entries.empty()) {
+      undo_one(undo_.entries.back());
+      undo_.entries.pop_back();
+    }
+    version_ = undo_.version;
+    undo_.open = false;
+  }
+  /// Keeps every change since `begin_undo()` and closes the journal. O(recorded commits).
+  /// @pre the journal is open.
+  void end_undo() noexcept {
+    GPUSCHED_EXPECTS(undo_.open);
+    undo_.entries.clear();
+    undo_.open = false;
+  }
+
  private:
+  using index_node = std::unordered_map<job_id, std::size_t>::node_type;
+  /// One committed change, recorded by a journaled commit (see `begin_undo`).
+  struct undo_entry {
+    enum class kind : std::uint8_t { grown, shrunk, evicted, admitted };
+    kind what = kind::admitted;
+    job_id job;
+    std::size_t pos = 0;     // evicted: the position the job had in running_
+    shrink_order order{};    // shrunk: the order applied
+    running_job saved{};     // evicted: the job; shrunk: its tasks before (in saved.tasks)
+    index_node node{};       // evicted: its index entry (re-inserted without allocating)
+  };
+
+  /// Inverts one recorded change. Allocates nothing (capacities are kept from the change).
+  void undo_one(undo_entry& e) noexcept {
+    switch (e.what) {
+      case undo_entry::kind::grown: {
+        auto& tasks = running_[index_.find(e.job)->second].tasks;
+        cluster_.apply(tasks.back(), -1);
+        tasks.pop_back();
+        break;
+      }
+      case undo_entry::kind::shrunk: {
+        auto& tasks = running_[index_.find(e.job)->second].tasks;
+        std::int32_t seen = 0;
+        for (const auto& t : e.saved.tasks) {
+          if (t.group == e.order.group && seen++ >= e.order.to) cluster_.apply(t, +1);
+        }
+        tasks.swap(e.saved.tasks);
+        break;
+      }
+      case undo_entry::kind::evicted: {
+        // the inverse of erase_running(pos): the job that filled the hole goes back to the end
+        for (const auto& t : e.saved.tasks) cluster_.apply(t, +1);
+        if (e.pos != running_.size()) {
+          running_.push_back(std::move(running_[e.pos]));  // within capacity: no allocation
+          index_.find(running_.back().spec.id)->second = running_.size() - 1;
+          running_[e.pos] = std::move(e.saved);
+        } else {
+          running_.push_back(std::move(e.saved));
+        }
+        e.node.mapped() = e.pos;
+        index_.insert(std::move(e.node));  // the node it had: no allocation
+        break;
+      }
+      case undo_entry::kind::admitted: {
+        GPUSCHED_ASSERT(!running_.empty() && running_.back().spec.id == e.job);
+        for (const auto& t : running_.back().tasks) cluster_.apply(t, -1);
+        index_.erase(e.job);
+        running_.pop_back();
+        break;
+      }
+    }
+  }
+
   void erase_running(std::size_t pos) {
     const job_id id = running_[pos].spec.id;
+    index_.erase(id);
+    fill_hole(pos);
+  }
+  /// Moves the last running job into position `pos` (whose job is gone from the index) and
+  /// drops the last slot. Allocates nothing.
+  void fill_hole(std::size_t pos) noexcept {
     if (pos + 1 != running_.size()) {
       running_[pos] = std::move(running_.back());
-      index_[running_[pos].spec.id] = pos;
+      index_.find(running_[pos].spec.id)->second = pos;
     }
     running_.pop_back();
-    index_.erase(id);
   }
 
   /// Whether the running job at position `pos` is evicted in the open transaction. All false
@@ -260,6 +356,24 @@ class ledger {
   std::vector<grown_task> tx_grown_;
   bool tx_open_ = false;
   std::uint64_t version_ = 0;  // see version()
+  /// The undo journal (`begin_undo`, `undo`, `end_undo`). Not part of the ledger's value: a
+  /// copy of a ledger starts with no journal open.
+  struct undo_log {
+    std::vector<undo_entry> entries;
+    std::uint64_t version = 0;  // version() at begin_undo
+    bool open = false;
+    undo_log() = default;
+    undo_log(const undo_log&) noexcept {}
+    undo_log(undo_log&&) noexcept = default;
+    undo_log& operator=(const undo_log&) noexcept {
+      entries.clear();
+      open = false;
+      return *this;
+    }
+    undo_log& operator=(undo_log&&) noexcept = default;
+    ~undo_log() = default;
+  };
+  undo_log undo_;
 };
 
 /// @brief Tentative changes to a ledger: evictions and placements, applied to the cluster at
@@ -303,6 +417,10 @@ class ledger::transaction {
       throw invalid_value_error(error_id::inconsistent, "transaction", "evict",
                                 std::to_string(id.value()),
                                 "job was shrunk or grown in this transaction");
+    }
+    // what allocates first (a throw then changes nothing), then the flag and the cluster
+    if (l_->tx_evicted_flag_.size() < l_->running_.size()) {
+      l_->tx_evicted_flag_.resize(l_->running_.size(), 0);
     }
     l_->tx_evicted_.push_back(id);
     l_->set_evicted_flag(it->second, true);
@@ -461,23 +579,66 @@ class ledger::transaction {
 
   /// Makes evictions, shrinks and grows final and, if anything was placed, registers it as running
   /// job `spec` started at `start`. @pre `spec.id` is not running (unless it is among the evicted).
+  /// Strong guarantee: everything that allocates (and so may throw) is done before the first
+  /// change; on a throw the transaction stays open, unchanged (its destructor rolls it back).
   void commit(job_spec spec, sim_time start) {
     GPUSCHED_EXPECTS(l_ != nullptr);
+    ledger& l = *l_;
+    const job_id id = spec.id;
+    const bool admits = !l.tx_placed_.empty();
+    const bool self_evicted = l.is_running(id);  // only allowed when evicted here
+    GPUSCHED_EXPECTS(!self_evicted || is_evicted(id));
+    const std::size_t mark = l.undo_.entries.size();
+    bool placeholder = false;
+    running_job admitted;
+    try {
+      prepare(admits ? 1 : 0);
+      if (admits) {
+        admitted.spec = std::move(spec);
+        admitted.start = start;
+        admitted.tasks.assign(l.tx_placed_.begin(), l.tx_placed_.end());
+        if (!self_evicted) placeholder = l.index_.emplace(id, 0).second;
+        if (l.running_.size() == l.running_.capacity()) {
+          l.running_.reserve(std::max<std::size_t>(4, 2 * l.running_.capacity()));
+        }
+        if (l.undo_.open) {
+          auto& e = l.undo_.entries.emplace_back();  // reserved by prepare
+          e.what = undo_entry::kind::admitted;
+          e.job = id;
+        }
+      }
+    } catch (...) {
+      if (placeholder) l.index_.erase(id);
+      l.undo_.entries.erase(l.undo_.entries.begin() + static_cast<std::ptrdiff_t>(mark), l.undo_.entries.end());
+      throw;
+    }
+    // from here on nothing allocates (but the rare re-admission of a job evicted here)
     bump_if_changed();
-    finish_evictions();
-    GPUSCHED_EXPECTS(!l_->is_running(spec.id));
-    if (!l_->tx_placed_.empty()) {
-      l_->index_.emplace(spec.id, l_->running_.size());
-      l_->running_.push_back(
-          running_job{std::move(spec), start, {l_->tx_placed_.begin(), l_->tx_placed_.end()}});
+    finish_evictions(mark);
+    if (admits) {
+      if (placeholder) {
+        l.index_.find(id)->second = l.running_.size();
+      } else {
+        l.index_.emplace(id, l.running_.size());
+      }
+      l.running_.push_back(std::move(admitted));  // within the reserved capacity
     }
     close();
   }
-  /// Makes evictions, shrinks and grows final. @pre nothing was placed.
+  /// Makes evictions, shrinks and grows final. @pre nothing was placed. Strong guarantee, as
+  /// above.
   void commit() {
     GPUSCHED_EXPECTS(l_ != nullptr && l_->tx_placed_.empty());
+    const std::size_t mark = l_->undo_.entries.size();
+    try {
+      prepare(0);
+    } catch (...) {
+      l_->undo_.entries.erase(l_->undo_.entries.begin() + static_cast<std::ptrdiff_t>(mark),
+                         l_->undo_.entries.end());
+      throw;
+    }
     bump_if_changed();
-    finish_evictions();
+    finish_evictions(mark);
     close();
   }
 
@@ -489,10 +650,44 @@ class ledger::transaction {
         !l_->tx_grown_.empty())
       ++l_->version_;
   }
-  void finish_evictions() {
+  /// The allocating part of a commit, before any change: room for the grown tasks in their
+  /// jobs and, when the undo journal is open, its entries (grown, shrunk with the tasks before,
+  /// evicted, plus `extra` more), in the order `finish_evictions` makes the changes.
+  void prepare(std::size_t extra) {
+    ledger& l = *l_;
+    for (const auto& g : l.tx_grown_) {
+      auto& tasks = l.running_[l.index_.at(g.job)].tasks;
+      const auto want = tasks.size() + static_cast<std::size_t>(grown_here(g.job));
+      if (want > tasks.capacity()) tasks.reserve(std::max(want, 2 * tasks.capacity()));
+    }
+    if (!l.undo_.open) return;
+    const std::size_t need = l.undo_.entries.size() + l.tx_grown_.size() + l.tx_shrunk_.size() +
+                             l.tx_evicted_.size() + extra;
+    if (need > l.undo_.entries.capacity()) l.undo_.entries.reserve(std::max(need, 2 * l.undo_.entries.capacity()));
+    for (const auto& g : l.tx_grown_) {
+      auto& e = l.undo_.entries.emplace_back();
+      e.what = undo_entry::kind::grown;
+      e.job = g.job;
+    }
+    for (const auto& sh : l.tx_shrunk_) {
+      auto& e = l.undo_.entries.emplace_back();
+      e.what = undo_entry::kind::shrunk;
+      e.job = sh.job;
+      e.order = sh;
+      e.saved.tasks = l.running_[l.index_.at(sh.job)].tasks;  // may throw: nothing changed yet
+    }
+    for (const job_id v : l.tx_evicted_) {
+      auto& e = l.undo_.entries.emplace_back();
+      e.what = undo_entry::kind::evicted;
+      e.job = v;
+    }
+  }
+  /// The changes of a commit (after `prepare`); `entry`: the first journal entry of this
+  /// commit (used when the journal is open). Allocates nothing.
+  void finish_evictions(std::size_t entry) {
     // grown jobs are neither shrunk nor evicted here (grow/shrink/evict refuse the mix)
     for (const auto& g : l_->tx_grown_) {
-      l_->running_[l_->index_.at(g.job)].tasks.push_back(g.task);
+      l_->running_[l_->index_.at(g.job)].tasks.push_back(g.task);  // reserved by prepare
     }
     for (const auto& s : l_->tx_shrunk_) {
       auto& tasks = l_->running_[l_->index_.at(s.job)].tasks;
@@ -503,7 +698,18 @@ class ledger::transaction {
     }
     // clear the flags first: erasing moves other jobs into the freed positions
     for (const job_id id : l_->tx_evicted_) l_->set_evicted_flag(l_->index_.at(id), false);
-    for (const job_id id : l_->tx_evicted_) l_->erase_running(l_->index_.at(id));
+    if (!l_->undo_.open) {
+      for (const job_id id : l_->tx_evicted_) l_->erase_running(l_->index_.at(id));
+      return;
+    }
+    entry += l_->tx_grown_.size() + l_->tx_shrunk_.size();
+    for (const job_id id : l_->tx_evicted_) {
+      auto& e = l_->undo_.entries[entry++];
+      e.pos = l_->index_.at(id);
+      e.saved = std::move(l_->running_[e.pos]);
+      e.node = l_->index_.extract(id);  // kept: `undo` re-inserts it without allocating
+      l_->fill_hole(e.pos);
+    }
   }
   /// Tasks grown here for `id` (in group `group`, or in any group when negative).
   [[nodiscard]] std::int32_t grown_here(job_id id, std::int32_t group = -1) const noexcept {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include <optional>
+
 #include <string>
 #include <string_view>
 
@@ -22,8 +24,8 @@ static_assert(std::is_same_v<routed::ordering_type, gs::priority_ordering>);
 static_assert(std::is_same_v<routed::preemption_type, gs::no_preemption>);
 static_assert(std::is_same_v<routed::admission_type, gs::default_admission>);
 static_assert(std::is_same_v<decltype(gs::make_pipeline()), gs::default_pipeline>);
-// stateless policies cost no space: only gang_admission (one bool), the buffers (the growth
-// step's included) and the options take room
+// stateless policies cost no space: only gang_admission (one bool, and its copy kept while a
+// cycle runs), the buffers (the growth step's included) and the options take room
 struct same_state_as_default_pipeline {
   gs::gang_admission a;
   std::vector<const gs::job_spec*> q;
@@ -34,6 +36,7 @@ struct same_state_as_default_pipeline {
   std::vector<gs::task_allocation> grow_added;
   gs::pipeline_options options;
   gs::job_history history;  // what the policies read through the context
+  std::optional<gs::gang_admission> saved_a;  // its copy while a cycle runs (strong guarantee)
 };
 static_assert(sizeof(gs::default_pipeline) == sizeof(same_state_as_default_pipeline));
 
