@@ -179,7 +179,8 @@ class cycle_copy<P, true> {
 ///
 /// Admitted jobs are committed into `book` (so later jobs in the cycle see them) and reported
 /// with their placement and victims; the caller starts them, stops the victims, and removes
-/// admitted jobs from its queue. Invariant: no gang is ever left half-placed in `book`.
+/// admitted jobs from its queue. Invariant: no gang is ever left half-placed in `book`. A cycle
+/// that throws leaves nothing of itself (the strong guarantee, see `schedule`).
 /// Complexity: O(n log n) ordering plus, per job, the policies' costs; the growth step
 /// O(running tasks) to find candidates plus, per candidate, O(c log c) ordering and per added
 /// task O(nodes the job uses) `fit` calls and at most one `pack`; no allocation per job beyond
@@ -253,7 +254,7 @@ class pipeline {
 
   /// As above, writing into `out` (cleared first) so its capacity is reused across cycles.
   ///
-  /// @brief Strong exception guarantee: a cycle is all or nothing. When anything throws during
+  /// Strong exception guarantee: a cycle is all or nothing. When anything throws during
   /// the cycle (a hook of any policy, a user's own included: ordering, admission with its
   /// `approve`, `reclaim_for`, `approve_reclaim`, `on_committed`, `on_admitted`,
   /// `approve_growth`, `on_grown`, packing, placement, preemption with `select`,
