@@ -346,13 +346,15 @@ struct composition {
 /// Every name resolves through the library's registry (`gs::policy_registry`); the Gittins
 /// prior and the fabric reach the factories as `gs::policy_inputs`, and the job history
 /// (attained service, last placements) through the pipeline, which the simulator feeds.
-void check_names(const gs::pipeline_config& c, const gs::policy_inputs& in) {
+void check_names(const gs::pipeline_config& c, const gs::policy_inputs& in,
+                 const gs::policy_registry& registry) {
   if (c.ordering == "2d-gittins" && !in.prior) {
     throw usage_error{"ordering=2d-gittins needs --gittins-prior FILE"};
   }
-  (void)gs::policy_registry{}.make_pipeline(c, in);  // unknown names fail here, before any run
+  (void)registry.make_pipeline(c, in);  // unknown names fail here, before any run
 }
-composition parse_composition(std::string spec, const gs::policy_inputs& x) {
+composition parse_composition(std::string spec, const gs::policy_inputs& x,
+                              const gs::policy_registry& registry) {
   composition c;
   if (const auto colon = spec.find(':'); colon != std::string::npos) {
     c.label = trim(spec.substr(0, colon));
@@ -382,7 +384,7 @@ composition parse_composition(std::string spec, const gs::policy_inputs& x) {
     auto_label += (auto_label.empty() ? "" : "/") + name;
   }
   if (c.label.empty()) c.label = auto_label.empty() ? "default" : auto_label;
-  check_names(c.config, x);
+  check_names(c.config, x, registry);
   return c;
 }
 
@@ -392,7 +394,11 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
   f << text;
 }
 
-int run(const options& o, std::ostream& out, std::ostream& err) {
+/// Runs the replays of `o` with the policies of `registry`; writes the files of --out, the
+/// table to `out` (unless --quiet) and the progress line to `err`; appends each composition's
+/// tables to `tables` when it is not null.
+int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy_registry& registry,
+        std::vector<replay_tables>* tables) {
   if (o.trace.empty()) throw usage_error{"--trace is required"};
   const auto cs = parse_cluster(o.cluster);
   gs::trace tr = load_trace(o.trace);
@@ -514,7 +520,7 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
   }
   std::vector<composition> comps;
   for (const auto& s : o.compositions.empty() ? std::vector<std::string>{""} : o.compositions) {
-    comps.push_back(parse_composition(s, x));
+    comps.push_back(parse_composition(s, x, registry));
   }
   struct extra_figures {
     gs::locality_tally locality;
@@ -556,11 +562,10 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
         [&]() -> std::optional<gs::sim_job> {
           if (k >= tr.jobs.size()) return std::nullopt;
           const auto& r = tr.jobs[k++];
-          const auto spec =
-              r.gpu_spec < allowed.size() ? allowed[r.gpu_spec] : gs::gpu_model_set{};
+          const auto spec = r.gpu_spec < allowed.size() ? allowed[r.gpu_spec] : gs::gpu_model_set{};
           return gs::sim_job{gs::to_job_spec(r, conv, spec), r.duration};
         },
-        ro);
+        ro, registry);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     if (o.progress) {
@@ -578,6 +583,22 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
       }
       extra[ci].urgent_started = waits.size();
       extra[ci].urgent_wait_s = gs::summarize_values(waits);
+    }
+    if (tables != nullptr) {
+      replay_tables t;
+      t.label = c.label;
+      std::ostringstream a, b, d, e;
+      gs::write_summary_csv(a, std::span<const gs::sim_summary>(&results.back(), 1));
+      gs::write_jobs_csv(b, run.records);
+      gs::write_samples_csv(d, run.samples);
+      gs::write_tenants_csv(e, results.back());
+      t.summary_csv = a.str();
+      t.jobs_csv = b.str();
+      t.samples_csv = d.str();
+      t.tenants_csv = e.str();
+      t.events = run.totals.events;
+      t.wall_s = secs;
+      tables->push_back(std::move(t));
     }
     if (!o.out_dir.empty()) {
       const std::filesystem::path dir = std::filesystem::path(o.out_dir) / c.label;
@@ -655,7 +676,7 @@ int run_replay(int argc, char** argv, std::ostream& out, std::ostream& err) {
       out << kUsage;
       return 0;
     }
-    return run(o, out, err);
+    return run(o, out, err, gs::policy_registry{}, nullptr);
   } catch (const usage_error& e) {
     err << "replay: " << e.what << "\n(--help for usage)\n";
   } catch (const gs::error& e) {
@@ -667,5 +688,28 @@ int run_replay(int argc, char** argv, std::ostream& out, std::ostream& err) {
 }
 
 int run_replay(int argc, char** argv) { return run_replay(argc, argv, std::cout, std::cerr); }
+
+std::vector<replay_tables> run_replay_tables(const std::vector<std::string>& args,
+                                             const gs::policy_registry& registry) {
+  std::vector<std::string> argv_text;
+  argv_text.reserve(args.size() + 1);
+  argv_text.emplace_back("replay");
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_text) argv.push_back(a.data());
+  std::vector<replay_tables> tables;
+  try {
+    const options o = parse(static_cast<int>(argv.size()), argv.data());
+    if (o.help) {
+      throw gs::invalid_value_error(gs::error_id::invalid_value, "replay", "help", "true",
+                                    std::string("usage:\n") + kUsage);
+    }
+    std::ostringstream quiet_out, quiet_err;
+    (void)run(o, quiet_out, quiet_err, registry, &tables);
+  } catch (const usage_error& e) {
+    throw gs::error(gs::error_id::invalid_value, "replay: " + e.what);
+  }
+  return tables;
+}
 
 }  // namespace gpusched_experiment
