@@ -2,8 +2,9 @@
 """gpusched: GPU-cluster scheduling from Python, over the header-only C++ library.
 
 Build a cluster and jobs with keyword arguments, run the library's pipeline one cycle at a
-time with policies chosen by name (or written in Python), and replay traces with the
-gpusched-replay command's own code, getting its tables back as NumPy arrays.
+time with policies chosen by name (or written in Python), replay traces with the
+gpusched-replay command's own code (replay()), getting its tables back as NumPy arrays, and run
+the FGD packing experiment of gpusched-experiment (fgd_experiment()).
 
     import gpusched as gs
     nodes = [gs.node(name=f"node-{i}", model="H100-SXM5-80GB", gpus=8, cores=112,
@@ -34,7 +35,8 @@ from ._gpusched import *  # noqa: F401,F403
 from ._gpusched import __version__, _replay_tables  # noqa: F401
 from . import _tables
 
-__all__ = [name for name in dir() if not name.startswith("_")] + ["replay"]
+__all__ = [name for name in dir() if not name.startswith("_")] + ["replay", "fgd_experiment",
+                                                                  "to_frame"]
 
 _FAMILIES = ("ordering", "admission", "packing", "placement", "preemption")
 _PYTHON_FAMILIES = ("ordering", "packing", "preemption")
@@ -120,6 +122,46 @@ def replay(trace, cluster="250x8:V100-SXM2-32GB", compare=None, tables=True, **o
             entry["samples"] = _tables.columns(run["samples_csv"])
             entry["tenants"] = _tables.columns(run["tenants_csv"])
         out[run["label"]] = entry
+    return out
+
+
+def fgd_experiment(nodes, pods, policies="all", seeds=range(42, 52), tune=1.3, popularity=95,
+                   random_ties=False, name_order=False):
+    """Runs the FGD packing experiment (the code of `gpusched-experiment packing`).
+
+    nodes, pods  paths of an openb node list and pod list (Alibaba clusterdata GPU traces)
+    policies     'all' or a list of random, dotprod, clustering, packing, bestfit, fgd
+    seeds        the seeds (one run per policy and seed); tune, popularity, random_ties,
+                 name_order as the command's --tune, --popularity, --random-ties, --name-order
+
+    Returns a dict: 'nodes', 'gpus', 'pods', 'last_bin' (round(tune x 100)); 'runs', the
+    command's per-run table as NumPy columns (policy, seed, pods, placed, failed, alloc100,
+    unallocated100, unallocated_last, frag100, wall_s); 'alloc', 'frag', 'frag_ratio': arrays
+    of shape (runs, bins) per arrived-% bin (the analysis_*_discrete.csv rows); 'mean':
+    {policy label: (unallocated % at 100, at last_bin)} averaged over the seeds.
+    """
+    import numpy as np
+
+    from ._gpusched import _fgd_runs
+
+    if isinstance(policies, str):
+        policies = [p for p in policies.split(",") if p]
+    info, runs = _fgd_runs(str(nodes), str(pods), list(policies), [int(s) for s in seeds],
+                           float(tune), float(popularity), bool(random_ties), bool(name_order))
+    out = dict(info)
+    columns = ["policy", "seed", "pods", "placed", "failed", "alloc100", "unallocated100",
+               "unallocated_last", "frag100", "wall_s"]
+    out["runs"] = {c: np.array([r[c] for r in runs],
+                               dtype=object if c == "policy" else None) for c in columns}
+    for series in ("alloc", "frag", "frag_ratio"):
+        out[series] = np.array([r[series] for r in runs], dtype=float)
+    mean = {}
+    seeds_n = len(runs) // max(len(set(r["policy"] for r in runs)), 1)
+    for r in runs:  # summed as the command sums them (each run / seeds), for the same digits
+        m = mean.setdefault(r["policy"], [0.0, 0.0])
+        m[0] += r["unallocated100"] / seeds_n
+        m[1] += r["unallocated_last"] / seeds_n
+    out["mean"] = {k: (a, b) for k, (a, b) in mean.items()}
     return out
 
 

@@ -30,6 +30,7 @@ void init_model(py::module_& m);
 void init_pipeline(py::module_& m);
 void init_policies(py::module_& m);
 void init_replay(py::module_& m);
+void init_fgd(py::module_& m);
 
 /// Seconds (a Python float) as the library's millisecond clock.
 inline gs::sim_duration duration_from_seconds(double s) {

@@ -70,4 +70,5 @@ PYBIND11_MODULE(_gpusched, m) {
   gpusched_python::init_pipeline(m);
   gpusched_python::init_policies(m);
   gpusched_python::init_replay(m);
+  gpusched_python::init_fgd(m);
 }
