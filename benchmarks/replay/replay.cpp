@@ -355,11 +355,12 @@ struct composition {
 /// Every name resolves through the library's registry (`gs::policy_registry`); the Gittins
 /// prior and the fabric reach the factories as `gs::policy_inputs`, and the job history
 /// (attained service, last placements) through the pipeline, which the simulator feeds.
-void check_names(const gs::pipeline_config& c, const gs::policy_inputs& in) {
+void check_names(const gs::pipeline_config& c, const gs::policy_inputs& in,
+                 const gs::policy_registry& registry) {
   if (c.ordering == "2d-gittins" && !in.prior) {
     throw usage_error{"ordering=2d-gittins needs --gittins-prior FILE"};
   }
-  (void)gs::policy_registry{}.make_pipeline(c, in);  // unknown names fail here, before any run
+  (void)registry.make_pipeline(c, in);  // unknown names fail here, before any run
 }
 /// A composition label names the folder of its outputs under --out: it must stay inside it.
 /// Refused: path separators, a leading dot (`.`, `..`, hidden names), control
@@ -390,7 +391,8 @@ void check_label(const std::string& label) {
   }
 }
 
-composition parse_composition(std::string spec, const gs::policy_inputs& x) {
+composition parse_composition(std::string spec, const gs::policy_inputs& x,
+                              const gs::policy_registry& registry) {
   composition c;
   if (const auto colon = spec.find(':'); colon != std::string::npos) {
     c.label = trim(spec.substr(0, colon));
@@ -421,7 +423,7 @@ composition parse_composition(std::string spec, const gs::policy_inputs& x) {
     auto_label += (auto_label.empty() ? "" : "/") + name;
   }
   if (c.label.empty()) c.label = auto_label.empty() ? "default" : auto_label;
-  check_names(c.config, x);
+  check_names(c.config, x, registry);
   return c;
 }
 
@@ -440,7 +442,11 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
   std::filesystem::rename(tmp, p);
 }
 
-int run(const options& o, std::ostream& out, std::ostream& err) {
+/// Runs the replays of `o` with the policies of `registry`; writes the files of --out, the
+/// table to `out` (unless --quiet) and the progress line to `err`; appends each composition's
+/// tables to `tables` when it is not null.
+int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy_registry& registry,
+        std::vector<replay_tables>* tables) {
   if (o.trace.empty()) throw usage_error{"--trace is required"};
   const auto cs = parse_cluster(o.cluster);
   g_stage = "loading the trace " + o.trace;
@@ -575,7 +581,7 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
   }
   std::vector<composition> comps;
   for (const auto& s : o.compositions.empty() ? std::vector<std::string>{""} : o.compositions) {
-    comps.push_back(parse_composition(s, x));
+    comps.push_back(parse_composition(s, x, registry));
     for (std::size_t i = 0; i + 1 < comps.size(); ++i) {
       if (comps[i].label == comps.back().label) {
         throw usage_error{"--compare: label '" + comps.back().label +
@@ -627,7 +633,7 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
           const auto spec = r.gpu_spec < allowed.size() ? allowed[r.gpu_spec] : gs::gpu_model_set{};
           return gs::sim_job{gs::to_job_spec(r, conv, spec), r.duration};
         },
-        ro);
+        ro, registry);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     if (o.progress) {
@@ -650,6 +656,22 @@ int run(const options& o, std::ostream& out, std::ostream& err) {
       }
       extra[ci].urgent_started = waits.size();
       extra[ci].urgent_wait_s = gs::summarize_values(waits);
+    }
+    if (tables != nullptr) {
+      replay_tables t;
+      t.label = c.label;
+      std::ostringstream a, b, d, e;
+      gs::write_summary_csv(a, std::span<const gs::sim_summary>(&results.back(), 1));
+      gs::write_jobs_csv(b, run.records);
+      gs::write_samples_csv(d, run.samples);
+      gs::write_tenants_csv(e, results.back());
+      t.summary_csv = a.str();
+      t.jobs_csv = b.str();
+      t.samples_csv = d.str();
+      t.tenants_csv = e.str();
+      t.events = run.totals.events;
+      t.wall_s = secs;
+      tables->push_back(std::move(t));
     }
     if (!o.out_dir.empty()) {
       g_stage = "writing the results of '" + c.label + "' under " + o.out_dir;
@@ -751,7 +773,7 @@ int run_replay(int argc, char** argv, std::ostream& out, std::ostream& err) {
       print_policy_names(out);
       return 0;
     }
-    return run(o, out, err);
+    return run(o, out, err, gs::policy_registry{}, nullptr);
   } catch (const usage_error& e) {
     err << "replay: " << e.what << "\n(--help for usage)\n";
   } catch (const gs::error& e) {
@@ -784,7 +806,7 @@ int check_replay_arguments(const std::vector<std::string>& args, const std::stri
     o = parse(args, o, /*read_files=*/false);
     const auto cs = parse_cluster(o.cluster);
     (void)cs;
-    for (const auto& c : o.compositions) (void)parse_composition(c, {});
+    for (const auto& c : o.compositions) (void)parse_composition(c, {}, gs::policy_registry{});
     return 0;
   } catch (const usage_error& e) {
     err << "replay: " << e.what << "\n";
@@ -792,6 +814,23 @@ int check_replay_arguments(const std::vector<std::string>& args, const std::stri
     err << "replay: " << e.what() << "\n";
   }
   return 2;
+}
+
+std::vector<replay_tables> run_replay_tables(const std::vector<std::string>& args,
+                                             const gs::policy_registry& registry) {
+  std::vector<replay_tables> tables;
+  try {
+    const options o = parse(args);
+    if (o.help) {
+      throw gs::invalid_value_error(gs::error_id::invalid_value, "replay", "help", "true",
+                                    std::string("usage:\n") + kUsage);
+    }
+    std::ostringstream quiet_out, quiet_err;
+    (void)run(o, quiet_out, quiet_err, registry, &tables);
+  } catch (const usage_error& e) {
+    throw gs::error(gs::error_id::invalid_value, "replay: " + e.what);
+  }
+  return tables;
 }
 
 }  // namespace gpusched_experiment
