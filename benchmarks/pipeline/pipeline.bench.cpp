@@ -77,8 +77,8 @@ void run_cycles(benchmark::State& state, Pipeline pipe) {
     benchmark::DoNotOptimize(res.decisions.data());
     state.PauseTiming();
     for (const auto& d : res.decisions) {
-      admitted += d.kind == gs::verdict::admit ? 1 : 0;
-      preempting += d.victims.empty() ? 0 : 1;
+      admitted += d.kind == gs::verdict::admit ? 1U : 0U;
+      preempting += d.victims.empty() ? 0U : 1U;
     }
     book = gs::ledger{};  // destroy outside the timing too
     state.ResumeTiming();

@@ -25,12 +25,19 @@ def summary_row(text):
     return {k: _value(v) for k, v in zip(header, values)}
 
 
+_pure_python = False  # tests set it to compare the C++ parser with this one
+
+
 def columns(text):
     """A CSV text as a dict column -> NumPy array: int64 when every cell is an integer, float
     when every cell is a number or empty (NaN), else object (text). Vectorised per column (a
     7,423-job table in tens of milliseconds)."""
     import numpy as np
 
+    if '"' not in text and not _pure_python:
+        from ._gpusched import _csv_columns  # the same columns, parsed in C++ (about 10x faster)
+
+        return _csv_columns(text)
     if '"' in text:  # quoted cells: the csv module (the library's writers do not quote)
         rows = list(csv.reader(io.StringIO(text)))
     else:
@@ -43,7 +50,7 @@ def columns(text):
         try:
             out[name] = cells.astype(np.int64)
             continue
-        except ValueError:
+        except (ValueError, OverflowError):  # past int64: a float column
             pass
         try:
             out[name] = np.where(cells == "", "nan", cells).astype(float)

@@ -64,6 +64,43 @@ def test_the_tables_are_numpy_columns(trace):
     assert run["events"] == run["summary"]["events"]
 
 
+def same_columns(a, b):
+    assert list(a) == list(b)
+    for name in a:
+        assert a[name].dtype == b[name].dtype, name
+        if a[name].dtype == object:
+            assert list(a[name]) == list(b[name]), name
+        else:
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+def pure_python_columns(text, monkeypatch):
+    with monkeypatch.context() as m:
+        m.setattr(_tables, "_pure_python", True)
+        return _tables.columns(text)
+
+
+def test_the_cxx_table_parser_gives_the_pure_python_columns(tmp_path, trace, monkeypatch):
+    text = ("i,f,e,t,big,neg\n"
+            "1,0.5,,a,9223372036854775807,-3\n"
+            "-2,1e+06,2.25,b c,9223372036854775808,-0\n"
+            "3,7,nan,4,1,inf\n")
+    fast = _tables.columns(text)
+    assert fast["i"].dtype == np.int64 and fast["f"].dtype == float
+    assert np.isnan(fast["e"][0]) and fast["t"].dtype == object
+    assert fast["big"].dtype == float  # past int64: a float column, as NumPy does
+    same_columns(fast, pure_python_columns(text, monkeypatch))
+    same_columns(_tables.columns("a,b\n"), pure_python_columns("a,b\n", monkeypatch))
+    run_cli(tmp_path, trace, "4x4", COMPARE)
+    for label in COMPARE:
+        for table in ("jobs", "samples", "tenants"):
+            with open(tmp_path / label / f"{table}.csv") as f:
+                text = f.read()
+            same_columns(_tables.columns(text), pure_python_columns(text, monkeypatch))
+    with pytest.raises(gs.InvalidValueError, match="row 1"):
+        _tables.columns("a,b\n1,2,3\n")
+
+
 def test_options_are_the_commands(trace):
     out = gs.replay(trace=trace, cluster="4x4", arrival_scale=100,
                     compare={"f": {"ordering": "fifo", "preemption": "none"}}, tables=False)
