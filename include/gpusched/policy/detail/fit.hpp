@@ -48,10 +48,12 @@ namespace detail {
 /// memory are the caller's to check); every node that fits is a candidate. The shared node
 /// scan of first-fit packing, topology packing and gang placement.
 /// @returns false when `f` stopped the walk, true when every candidate was visited.
-/// Complexity: O(log nodes) per candidate visited (MIG: O(1)), plus `f`.
+/// Complexity: O(log nodes) per candidate visited (MIG: O(1)), plus `f`. Always inlined: it is
+/// the inner loop of every packer (as a call, it cost 2.5% of a 1,024-task gang cycle).
 template <class F>
   requires std::is_invocable_r_v<bool, F&, node_index>
-bool for_each_candidate_node(const cluster& c, const task_request& r, F f) {
+[[gnu::always_inline]] inline bool for_each_candidate_node(const cluster& c, const task_request& r,
+                                                           F f) {
   if (r.gpu.kind == gpu_demand_kind::mig) {
     for (node_index n : c.mig_nodes()) {
       if (!f(n)) return false;
