@@ -22,6 +22,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -155,14 +156,36 @@ struct published_means {
   std::map<std::string, std::pair<double, double>> by_label;  // label -> (at 100, at last)
   std::map<std::string, int> runs;
 };
+/// The cells of one CSV line, every one kept (an empty one too, so that columns never shift).
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  for (std::size_t start = 0;;) {
+    const auto comma = line.find(',', start);
+    cells.push_back(line.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return cells;
+}
+
 published_means read_published(const std::string& path, const std::string& workload,
                                const std::string& last_bin) {
   std::ifstream in = gs::open_input(path);
   std::string line;
-  std::getline(in, line);
-  if (!line.empty() && line.back() == '\r') line.pop_back();
+  std::size_t n = 1;
+  // One line: its final CR (CRLF endings) dropped; a CR left inside is refused by name.
+  const auto next_line = [&]() -> bool {
+    if (!std::getline(in, line)) return false;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find('\r') != std::string::npos) {
+      throw gs::parse_error(path, n, "(line)",
+                            "carriage return inside a line (CR-only or mixed line endings)");
+    }
+    return true;
+  };
+  next_line();
   line = std::string(gs::strip_bom(line));
-  const auto header = split(line, ',');
+  const auto header = csv_cells(line);
   const auto col = [&](const std::string& name) -> std::size_t {
     const auto it = std::find(header.begin(), header.end(), name);
     if (it == header.end()) throw gs::parse_error(path, 1, name, "missing column");
@@ -171,7 +194,6 @@ published_means read_published(const std::string& path, const std::string& workl
   const auto c_work = col("workload"), c_pol = col("sc_policy"), c100 = col("100"),
              clast = col(last_bin);
   published_means out;
-  std::size_t n = 1;
   const std::size_t need = std::max({c_work, c_pol, c100, clast}) + 1;
   const auto percent = [&](const std::string& cell, const std::string& field) {
     const auto r = gs::parse_real(cell);
@@ -181,18 +203,9 @@ published_means read_published(const std::string& path, const std::string& workl
     }
     return r.value;
   };
-  while (std::getline(in, line)) {
-    ++n;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  while (++n, next_line()) {
     if (line.empty()) continue;
-    // Every cell kept (an empty one too, so that columns never shift).
-    std::vector<std::string> cells;
-    for (std::size_t start = 0;;) {
-      const auto comma = line.find(',', start);
-      cells.push_back(line.substr(start, comma == std::string::npos ? comma : comma - start));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
+    const std::vector<std::string> cells = csv_cells(line);
     if (cells.size() < need) {
       throw gs::parse_error(
           path, n, "(line)",
@@ -228,6 +241,10 @@ void write_discrete_csv(const std::filesystem::path& file, const std::string& wo
   // complete.
   std::filesystem::path tmp = file;
   tmp += ".partial";
+  // A leftover temporary (or a symbolic link planted under that name) is removed, not written
+  // through: what is written stays inside --out.
+  std::error_code ignored;
+  std::filesystem::remove(tmp, ignored);
   std::ofstream out(tmp);
   if (!out) throw gs::parse_error(tmp.string(), 0, "(out)", "cannot write");
   const std::size_t bins = rows.empty() ? 0 : rows.front().values->size();

@@ -16,6 +16,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <string_view>
 #include <vector>
 
@@ -383,6 +384,9 @@ void check_label(const std::string& label) {
   };
   if (label.size() > 100) bad("longer than 100 bytes");
   if (!label.empty() && label.front() == '.') bad("it starts with a dot");
+  for (const char* file : {"summary.csv", "summary.csv.partial", "run.json", "run.json.partial"}) {
+    if (label == file) bad("it is the name of a file the command writes in --out");
+  }
   if (!gs::is_utf8(label)) bad("it is not UTF-8");
   for (const char ch : label) {
     const auto u = static_cast<unsigned char>(ch);
@@ -433,6 +437,10 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
   std::filesystem::path tmp = p;
   tmp += ".partial";
   {
+    // A leftover temporary (or a symbolic link planted under that name) is removed, not
+    // written through: what is written stays inside --out.
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
     std::ofstream f(tmp, std::ios::binary);
     if (!f) throw gs::parse_error(tmp.string(), 0, "file", "cannot write");
     f << text;
@@ -606,9 +614,10 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     g_stage = "replaying composition '" + c.label + "'";
     const auto wall0 = std::chrono::steady_clock::now();
     std::size_t k = 0;  // jobs read (arrived) so far
+    // The observer runs inside gs::replay below: what it captures by reference must outlive it.
+    auto last = wall0;
+    std::uint64_t calls = 0;
     {
-      auto last = wall0;
-      std::uint64_t calls = 0;
       ro.observer = [&, total = tr.jobs.size()](gs::sim_time t, const gs::ledger& book) {
         // Every start of this event time (one cycle per event time): gang locality.
         for (const auto& r : book.running()) {
@@ -676,6 +685,10 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     if (!o.out_dir.empty()) {
       g_stage = "writing the results of '" + c.label + "' under " + o.out_dir;
       const std::filesystem::path dir = std::filesystem::path(o.out_dir) / c.label;
+      if (std::filesystem::is_symlink(dir)) {
+        throw gs::parse_error(dir.string(), 0, "--out",
+                              "is a symbolic link: refusing to write through it (remove it)");
+      }
       std::filesystem::create_directories(dir);
       std::ostringstream a, b, d, e;
       gs::write_summary_json(a, results.back());

@@ -504,10 +504,16 @@ class simulator {
       }
       case ev_failure: {
         const node_index n{e.job};
-        // Failures go on while jobs arrive or run; once only pending jobs remain, repairs
-        // (already scheduled) are what can still let them run, and the run ends.
-        if (e.epoch != injected && (source_ != nullptr || !book_.running().empty())) {
-          schedule_failure(now_);
+        // Failures go on while jobs arrive or run. When only pending jobs remain, the process
+        // pauses (so that a run whose pending jobs can never start ends) and resumes, from the
+        // next start, when one of them runs again (`start`): the failure process is memoryless,
+        // so resuming from that instant is the same process.
+        if (e.epoch != injected) {
+          if (source_ != nullptr || !book_.running().empty()) {
+            schedule_failure(now_);
+          } else {
+            node_failures_paused_ = true;
+          }
         }
         if (!book_.state().available(n)) return false;
         ++totals_.failures;
@@ -525,8 +531,12 @@ class simulator {
         return cfg_.trigger == cycle_trigger::on_event;
       case ev_gpu_failure: {
         const gpu_index g{e.job};
-        if (e.epoch != injected && (source_ != nullptr || !book_.running().empty())) {
-          schedule_gpu_failure(now_);
+        if (e.epoch != injected) {  // as for node failures: paused while nothing can run
+          if (source_ != nullptr || !book_.running().empty()) {
+            schedule_gpu_failure(now_);
+          } else {
+            gpu_failures_paused_ = true;
+          }
         }
         const cluster& c = book_.state();
         if (!c.gpu_available(g) || !c.available(c.gpu(g).node)) return false;
@@ -728,6 +738,14 @@ class simulator {
   }
 
   void start(std::uint32_t i, const decision& d) {
+    if (node_failures_paused_) {
+      node_failures_paused_ = false;
+      schedule_failure(now_);
+    }
+    if (gpu_failures_paused_) {
+      gpu_failures_paused_ = false;
+      schedule_gpu_failure(now_);
+    }
     auto& s = state_[i];
     auto& r = records_[i];
     s.st = status::running;
@@ -871,6 +889,9 @@ class simulator {
   std::vector<tenant_id> tenant_ids_;
   std::vector<std::int64_t> tenant_held_, tenant_demand_;
   bool last_cycle_idle_ = false;
+  // a random failure fired when nothing ran and no job could arrive: the next start resumes it
+  bool node_failures_paused_ = false;
+  bool gpu_failures_paused_ = false;
 };
 
 GPUSCHED_END_NAMESPACE

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <istream>
 #include <string>
+#include <unordered_map>
 
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
@@ -48,13 +49,22 @@ class tiresias_reader {
 };
 
 /// Loads a Tiresias job CSV: sorted by submission (stable), not rebased (the file's times are
-/// already offsets). @throws parse_error.
+/// already offsets). @throws parse_error (file, line, field), also for a `job_id` that repeats
+/// an earlier line's. O(jobs log jobs).
 [[nodiscard]] inline trace load_tiresias(std::istream& in, std::string file = "<tiresias>") {
   trace t;
   t.source = file;
-  tiresias_reader rd(in, std::move(file));
+  tiresias_reader rd(in, file);
   trace_job j;
-  while (rd.next(j)) t.jobs.push_back(j);
+  std::unordered_map<job_id::rep, std::size_t> first_line;  // id -> the line that gave it
+  while (rd.next(j)) {
+    if (const auto [it, fresh] = first_line.try_emplace(j.id.value(), rd.line()); !fresh) {
+      throw parse_error(file, rd.line(), "job_id",
+                        std::to_string(j.id.value()) + " repeats the id of line " +
+                            std::to_string(it->second));
+    }
+    t.jobs.push_back(j);
+  }
   t.tenants = {"default"};
   t.gpu_specs = {""};
   t.sort_by_submit();

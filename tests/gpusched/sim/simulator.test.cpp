@@ -432,6 +432,44 @@ TEST_SUITE("sim/simulator") {
     }
   }
 
+  TEST_CASE("random failures go on after one fires while nothing runs") {
+    // One 200-hour job without checkpoints on one node that fails every hour on average and
+    // takes an hour to repair: a failure can fire while the node is still under repair (nothing
+    // running, no job left to arrive). The failure process must resume at the next start, so
+    // the job keeps failing and does not finish within 1,000 hours (about 500 failures);
+    // stopping the process there let it finish after one to three failures.
+    for (const std::uint64_t seed : {1u, 2u, 3u, 4u, 5u}) {
+      INFO("seed " << seed);
+      std::vector<gs::sim_job> jobs{job(1, 0.0, 200.0 * 3600.0, 1)};
+      gs::sim_config cfg;
+      cfg.seed = seed;
+      cfg.node_mtbf = gs::seconds(3600);
+      cfg.repair_time = gs::seconds(3600);
+      cfg.time_limit = gs::seconds(1000 * 3600);
+      gs::simulator sim(small_cluster(1, 8), gs::default_pipeline{}, cfg);
+      sim.run(gs::source_from(jobs));
+      CHECK(sim.totals().failures > 100);
+      CHECK(sim.records()[0].outcome == gs::job_outcome::unfinished);
+    }
+  }
+
+  TEST_CASE("random GPU failures go on after one fires while nothing runs") {
+    // The same with the GPU failure process, on a node of one GPU.
+    for (const std::uint64_t seed : {1u, 2u, 3u, 4u, 5u}) {
+      INFO("seed " << seed);
+      std::vector<gs::sim_job> jobs{job(1, 0.0, 200.0 * 3600.0, 1)};
+      gs::sim_config cfg;
+      cfg.seed = seed;
+      cfg.gpu_mtbf = gs::seconds(3600);
+      cfg.gpu_repair_time = gs::seconds(3600);
+      cfg.time_limit = gs::seconds(1000 * 3600);
+      gs::simulator sim(small_cluster(1, 1), gs::default_pipeline{}, cfg);
+      sim.run(gs::source_from(jobs));
+      CHECK(sim.totals().gpu_failures > 100);
+      CHECK(sim.records()[0].outcome == gs::job_outcome::unfinished);
+    }
+  }
+
   TEST_CASE("a failure interrupts the jobs on the node and the node returns after repair") {
     std::vector<gs::sim_job> jobs;
     for (unsigned i = 1; i <= 40; ++i) jobs.push_back(job(i, i * 10.0, 500, 4));
