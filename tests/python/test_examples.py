@@ -31,5 +31,9 @@ def test_drf_cycles_ends_at_the_papers_allocation():
 def test_replay_compare_writes_the_plot(tmp_path, data_dir):
     png = tmp_path / "cdf.png"
     out = run("replay_compare.py", os.path.join(data_dir, "trace", "philly_200.csv"), str(png))
-    assert "smallest-first (Python)" in out and "drf" in out
+    assert "shortest-first (Python)" in out and "drf (library)" in out
+    # the Python policy is the library's srtf rule: the same figures, and fewer than DRF's
+    assert "the Python policy and the library's srtf give the same summary: yes" in out
+    rows = {line[:26].strip(): line[26:].split() for line in out.splitlines()[1:4]}
+    assert float(rows["shortest-first (Python)"][1]) < float(rows["drf (library)"][1])
     assert png.stat().st_size > 1000
