@@ -51,7 +51,7 @@ Replays a job trace on a simulated cluster and reports metrics.
   --arrival-scale F         multiply every inter-arrival time by F > 0 (F < 1 compresses the
                             trace: 0.25 offers four times the load; durations are unchanged)
   --seed N                  simulator seed (default 1)
-  --trigger event|SECONDS   cycle on every event (default) or every SECONDS
+  --trigger event|SECONDS   cycle on every event (default) or every SECONDS (at least 1)
   --node-mtbf-hours H       mean time between failures per node (default 0: none)
   --repair-hours H          repair time of a failed node (default 1)
   --gpu-mtbf-hours H        mean time between failures per GPU (default 0: none); a failed GPU
@@ -60,7 +60,8 @@ Replays a job trace on a simulated cluster and reports metrics.
   --time-limit-days D       stop D simulated days after the first event (default 0: none);
                             jobs not finished by then are reported as unfinished. Without
                             checkpoints, a job longer than its GPUs' MTBF may never finish
-  --checkpoint-interval-s S periodic checkpoint interval of every job (default 0: none)
+  --checkpoint-interval-s S periodic checkpoint interval of every job (default 0: none;
+                            otherwise at least 1)
   --checkpoint-cost-s S     time to write a checkpoint (default 0)
   --restore-cost-s S        time to restore after a restart (default 0)
   --graceful-preemption     a preempted job saves its progress (Tiresias' assumption)
@@ -172,6 +173,23 @@ bool is_flag(const std::string& k) {
   return k == "graceful-preemption" || k == "check-invariants" || k == "progress" || k == "quiet" ||
          k == "help";
 }
+/// A flag's value: none (`--quiet`, a config line `quiet`), `true` or `false`; anything else is
+/// refused, so that `--quiet=no` does not turn it on.
+bool to_flag(const std::string& key, const std::string& v) {
+  if (v.empty() || v == "true") return true;
+  if (v == "false") return false;
+  throw usage_error{"--" + key + ": '" + v + "' is not a flag value (none, true or false)"};
+}
+/// A duration option in `unit_ms` milliseconds per unit: a non-negative number whose non-zero
+/// values are at least 1 ms (0 keeps its meaning, "off" or "none"; a smaller value would round to
+/// 0 and silently turn the feature off).
+double to_duration(const std::string& key, const std::string& v, double unit_ms) {
+  const double x = to_number(key, v);
+  if (x > 0 && x * unit_ms < 1.0) {
+    throw usage_error{"--" + key + ": '" + v + "' is below 1 ms (0 turns it off)"};
+  }
+  return x;
+}
 
 void apply(options& o, const std::string& k, const std::string& v) {
   if (k == "trace") {
@@ -196,15 +214,15 @@ void apply(options& o, const std::string& k, const std::string& v) {
   } else if (k == "trigger") {
     o.trigger = v;
   } else if (k == "node-mtbf-hours") {
-    o.mtbf_h = to_number(k, v);
+    o.mtbf_h = to_duration(k, v, 3.6e6);
   } else if (k == "repair-hours") {
-    o.repair_h = to_number(k, v);
+    o.repair_h = to_duration(k, v, 3.6e6);
   } else if (k == "gpu-mtbf-hours") {
-    o.gpu_mtbf_h = to_number(k, v);
+    o.gpu_mtbf_h = to_duration(k, v, 3.6e6);
   } else if (k == "gpu-repair-hours") {
-    o.gpu_repair_h = to_number(k, v);
+    o.gpu_repair_h = to_duration(k, v, 3.6e6);
   } else if (k == "time-limit-days") {
-    o.time_limit_days = to_number(k, v);
+    o.time_limit_days = to_duration(k, v, 8.64e7);
     if (o.time_limit_days > 1e9)
       throw usage_error{"--" + k + ": '" + v + "' is too large (at most 1e9)"};
   } else if (k == "arrival-scale") {
@@ -212,10 +230,15 @@ void apply(options& o, const std::string& k, const std::string& v) {
     if (o.arrival_scale <= 0) throw usage_error{"--arrival-scale: '" + v + "' is not above 0"};
   } else if (k == "checkpoint-interval-s") {
     o.ck_interval_s = to_number(k, v);
+    // A checkpoint is an event: more often than every second, a long job alone would cost
+    // millions of events.
+    if (o.ck_interval_s > 0 && o.ck_interval_s < 1) {
+      throw usage_error{"--checkpoint-interval-s: '" + v + "' is below 1 s (0 turns it off)"};
+    }
   } else if (k == "checkpoint-cost-s") {
-    o.ck_cost_s = to_number(k, v);
+    o.ck_cost_s = to_duration(k, v, 1e3);
   } else if (k == "restore-cost-s") {
-    o.restore_s = to_number(k, v);
+    o.restore_s = to_duration(k, v, 1e3);
   } else if (k == "gittins-prior") {
     o.gittins_prior = v;
   } else if (k == "urgent-fraction") {
@@ -235,15 +258,15 @@ void apply(options& o, const std::string& k, const std::string& v) {
   } else if (k == "out") {
     o.out_dir = v;
   } else if (k == "graceful-preemption") {
-    o.graceful = true;
+    o.graceful = to_flag(k, v);
   } else if (k == "check-invariants") {
-    o.check = true;
+    o.check = to_flag(k, v);
   } else if (k == "progress") {
-    o.progress = true;
+    o.progress = to_flag(k, v);
   } else if (k == "quiet") {
-    o.quiet = true;
+    o.quiet = to_flag(k, v);
   } else if (k == "help") {
-    o.help = true;
+    o.help = to_flag(k, v);
   } else {
     throw usage_error{"unknown option --" + k};
   }
@@ -260,7 +283,14 @@ void read_config(options& o, std::istream& in, const std::string& path) {
                             "carriage return inside a line (CR-only line endings are not read; "
                             "convert the file to LF or CRLF)");
     }
-    if (const auto h = line.find('#'); h != std::string::npos) line.resize(h);
+    // A comment starts with '#' at the start of a line or after white space, so that a value
+    // may contain '#' (a path `out = runs/#3`).
+    for (std::size_t h = line.find('#'); h != std::string::npos; h = line.find('#', h + 1)) {
+      if (h == 0 || line[h - 1] == ' ' || line[h - 1] == '\t') {
+        line.resize(h);
+        break;
+      }
+    }
     line = trim(line);
     if (line.empty()) continue;
     const auto eq = line.find('=');
@@ -282,8 +312,10 @@ void read_config(options& o, const std::string& path) {
 }
 
 options parse(const std::vector<std::string>& args, options o = {}, bool read_files = true) {
-  for (std::size_t i = 0; i + 1 < args.size(); ++i) {  // the config file first
-    if (args[i] == "--config" && read_files) read_config(o, args[i + 1]);
+  for (std::size_t i = 0; i < args.size(); ++i) {  // the config file first
+    if (!read_files) break;
+    if (args[i] == "--config" && i + 1 < args.size()) read_config(o, args[i + 1]);
+    if (args[i].rfind("--config=", 0) == 0) read_config(o, args[i].substr(9));
   }
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string a = args[i];
@@ -404,12 +436,17 @@ composition parse_composition(std::string spec, const gs::policy_inputs& x,
     spec = spec.substr(colon + 1);
   }
   std::string auto_label;
+  std::vector<std::string> slots_given;
   for (const auto& kv : split(spec, ',')) {
     if (trim(kv).empty()) continue;
     const auto eq = kv.find('=');
     if (eq == std::string::npos) throw usage_error{"policy '" + kv + "': expected slot=name"};
     const auto slot = trim(kv.substr(0, eq));
     const auto name = trim(kv.substr(eq + 1));
+    if (std::find(slots_given.begin(), slots_given.end(), slot) != slots_given.end()) {
+      throw usage_error{"policy slot '" + slot + "' is given twice in '" + spec + "'"};
+    }
+    slots_given.push_back(slot);
     if (slot == "ordering") {
       c.config.ordering = name;
     } else if (slot == "admission") {
@@ -571,9 +608,11 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     cfg.trigger = gs::cycle_trigger::interval;
     cfg.cycle_interval =
         gs::sim_duration{static_cast<std::int64_t>(to_number("trigger", o.trigger) * 1000)};
-    if (cfg.cycle_interval <= gs::sim_duration{0}) {
+    // The cost of a run is its simulated span divided by the interval (a cycle at every tick
+    // while jobs wait or run): below a second, a long job alone would cost millions of cycles.
+    if (cfg.cycle_interval < gs::sim_duration{1000}) {
       throw usage_error{"--trigger: '" + o.trigger +
-                        "' is not 'event' or a number of seconds of at least 0.001"};
+                        "' is not 'event' or a number of seconds of at least 1"};
     }
   }
 
