@@ -32,7 +32,8 @@ constexpr const char* kUsage = R"(usage: replay [--config FILE] [options]
 Replays a job trace on a simulated cluster and reports metrics.
 
   --trace KIND:PATH         philly:FILE | tiresias:FILE | openb:FILE |
-                            synthetic:JOBS:JOBS_PER_HOUR[:TENANTS]     (required)
+                            synthetic:JOBS:JOBS_PER_HOUR[:TENANTS]     (required;
+                            JOBS at most 1e8, TENANTS at most 100,000)
   --cluster NODESxGPUS[:MODEL]   homogeneous cluster (default 250x8:V100-SXM2-32GB), or
             openb:NODE_CSV      the nodes of an openb node list (sn,cpu_milli,memory_mib,gpu,model)
   --cpu-per-gpu CORES       CPU per GPU for traces without CPU figures (default 4)
@@ -375,7 +376,8 @@ gs::trace load_trace(const std::string& spec) {
     gs::synthetic_options o;
     o.jobs = to_whole<std::size_t>("trace", p[0], 100'000'000);
     o.jobs_per_hour = to_number("trace", p[1]);
-    o.tenants = p.size() == 3 ? to_whole<std::uint32_t>("trace", p[2]) : 1;
+    // per-tenant tables and series cost jobs + samples x tenants: a bound like the cluster's
+    o.tenants = p.size() == 3 ? to_whole<std::uint32_t>("trace", p[2], 100'000) : 1;
     return gs::make_synthetic_trace(o);
   }
   throw usage_error{"--trace: unknown kind '" + kind + "' (philly, tiresias, openb, synthetic)"};

@@ -6,6 +6,7 @@
 /// across runs and platforms for identical inputs.
 #pragma once
 
+#include <algorithm>
 #include <cmath>   // std::isfinite
 #include <cstdio>  // std::snprintf
 #include <ostream>
@@ -26,6 +27,22 @@ inline std::string num(double v, const char* fmt = "%.6g") {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
+}
+/// `s` as one CSV cell (RFC 4180): as it is, or, when it holds a comma, a quote, a line break
+/// or another control character, in double quotes with each quote doubled, so that a name can
+/// never add or shift a column or a row. O(|s|).
+inline std::string csv_field(std::string_view s) {
+  const bool plain = std::none_of(s.begin(), s.end(), [](char c) {
+    return c == ',' || c == '"' || static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+  });
+  if (plain) return std::string(s);
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
 }
 /// `v` as a JSON number; `null` when it is not finite (JSON has no NaN or infinity).
 inline std::string json_num(double v) { return std::isfinite(v) ? num(v) : "null"; }
@@ -157,7 +174,7 @@ inline void write_summary_csv(std::ostream& os, std::span<const sim_summary> run
   for (const auto& [k, v] : detail::summary_rows(runs.front())) os << "," << k;
   os << "\n";
   for (const auto& r : runs) {
-    os << r.label;
+    os << detail::csv_field(r.label);
     for (const auto& [k, v] : detail::summary_rows(r)) os << "," << detail::num(v);
     os << "\n";
   }
@@ -187,7 +204,7 @@ inline void write_tenants_csv(std::ostream& os, const sim_summary& s) {
   os << "tenant,jobs,finished,allocated_gpu_h,share,entitlement,mean_jct_s,fair_ratio,"
         "active_samples\n";
   for (const auto& t : s.tenants) {
-    os << t.name << "," << t.jobs << "," << t.finished << "," << detail::num(t.allocated_gpu_hours)
+    os << detail::csv_field(t.name) << "," << t.jobs << "," << t.finished << "," << detail::num(t.allocated_gpu_hours)
        << "," << detail::num(t.share) << "," << detail::num(t.entitlement) << ","
        << detail::num(t.mean_jct_s) << "," << detail::num(t.fair_ratio) << "," << t.active_samples
        << "\n";

@@ -133,6 +133,20 @@ TEST_SUITE("metrics/summary") {
     std::size_t lines = 0;
     for (char c : csv.str()) lines += c == '\n';
     CHECK(lines == 3);
+    // CSV cells holding a comma, a quote or a control character are quoted (RFC 4180), so a
+    // name never adds a column or a row
+    CHECK(csv.str().find("\n\"a\"\"b\x01\",") != std::string::npos);
+    gs::sim_summary named;
+    gs::tenant_summary odd, plain;
+    odd.name = "vc,\"x\"\nnext";
+    plain.name = "vc-2";
+    named.tenants = {odd, plain};
+    std::ostringstream tenants;
+    gs::write_tenants_csv(tenants, named);
+    const std::string text = tenants.str();
+    CHECK(text.find("\n\"vc,\"\"x\"\"\nnext\",0,") != std::string::npos);
+    CHECK(text.find("\nvc-2,0,") != std::string::npos);
+    CHECK(gs::detail::csv_field("plain name") == "plain name");
   }
 
   TEST_CASE("weighted max-min fair shares: hand cases and the water-filling laws") {
