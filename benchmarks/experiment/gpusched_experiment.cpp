@@ -156,6 +156,14 @@ struct published_means {
   std::map<std::string, std::pair<double, double>> by_label;  // label -> (at 100, at last)
   std::map<std::string, int> runs;
 };
+/// The pods of an openb pod list; a list without any pod is an error (an experiment over no
+/// workload would report every arrived-workload bin as fully served).
+std::vector<gs::openb_pod> load_pods(const std::string& path) {
+  auto pods = gs::load_openb_pods(path);
+  if (pods.empty()) throw gs::parse_error(path, 1, "(file)", "no pods: the file has a header only");
+  return pods;
+}
+
 /// The cells of one CSV line, every one kept (an empty one too, so that columns never shift).
 std::vector<std::string> csv_cells(const std::string& line) {
   std::vector<std::string> cells;
@@ -298,7 +306,7 @@ int run_packing(std::span<const std::string_view> args) {
       o.get("--workload", std::filesystem::path(pods_path).stem().string());
 
   g_stage = "loading " + nodes_path + " and " + pods_path;
-  const gs::fgd_experiment exp(gs::load_openb_nodes(nodes_path), gs::load_openb_pods(pods_path));
+  const gs::fgd_experiment exp(gs::load_openb_nodes(nodes_path), load_pods(pods_path));
   g_stage = "running the packing experiment";
   std::printf("FGD packing experiment: %zu nodes, %lld GPUs, %zu pods (%s), tune %g, %zu seed(s)\n",
               exp.node_count(), static_cast<long long>(exp.total_gpus()), exp.pod_count(),
@@ -420,7 +428,7 @@ int run_mig(std::span<const std::string_view> args) {
       o.get("--workload", std::filesystem::path(pods_path).stem().string());
 
   g_stage = "loading " + nodes_path + " and " + pods_path;
-  const gs::mig_experiment exp(gs::load_openb_nodes(nodes_path), gs::load_openb_pods(pods_path),
+  const gs::mig_experiment exp(gs::load_openb_nodes(nodes_path), load_pods(pods_path),
                                model, cover);
   g_stage = "running the MIG experiment";
   std::printf(
