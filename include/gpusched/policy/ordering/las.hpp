@@ -67,7 +67,8 @@ class gpu_time_prior {
   /// Reads a CSV with a header line and one sample per line in the first column (the Tiresias
   /// `yarn-gput*.csv` format: header `duration`, GPU-seconds). Blank lines are skipped.
   /// @throws parse_error naming the file, line and field `duration` for a malformed or
-  /// negative value, or when the file cannot be read or holds no sample.
+  /// negative value, or when the file cannot be read or holds no sample; field `header` when
+  /// the first line is a number (a file without its header line).
   static gpu_time_prior load_csv(const std::string& path) {
     std::ifstream in = open_input(path);
     return read_csv(in, path);
@@ -85,8 +86,16 @@ class gpu_time_prior {
                           "carriage return inside a line (CR-only line endings are not read; "
                           "convert the file to LF or CRLF line endings)");
       }
-      if (no == 1 || line.empty()) continue;  // header
       const std::string cell = line.substr(0, line.find(','));
+      if (no == 1) {  // the header; a number there means the file has none
+        if (parse_real(strip_bom(cell)).ok()) {
+          throw parse_error(path, no, "header",
+                            "'" + cell + "' is a number: the first line must be a header "
+                            "(such as `duration`), or its sample would be dropped");
+        }
+        continue;
+      }
+      if (line.empty()) continue;
       const auto r = parse_real(cell);  // std::from_chars: no hex, inf or nan
       if (r.status == number_status::subnormal) {
         throw parse_error(path, no, "duration", number_problem(cell, r.status));

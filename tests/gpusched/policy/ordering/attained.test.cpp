@@ -134,6 +134,13 @@ TEST_SUITE("policy/ordering/attained") {
     }
     CHECK_THROWS_WITH_AS(gs::gpu_time_prior::load_csv(path),
                          doctest::Contains(":2: field 'duration'"), gs::parse_error);
+    {
+      std::ofstream out(path);  // no header line: its first sample would have been dropped
+      out << "121\n300\n";
+    }
+    CHECK_THROWS_WITH_AS(gs::gpu_time_prior::load_csv(path),
+                         doctest::Contains(":1: field 'header': '121' is a number"),
+                         gs::parse_error);
     std::remove(path.c_str());
     CHECK_THROWS_AS(gs::gpu_time_prior::load_csv("/nonexistent/prior.csv"), gs::parse_error);
     CHECK_THROWS_AS(gs::gpu_time_prior(std::vector<double>{}), gs::invalid_value_error);
