@@ -347,7 +347,7 @@ void init_policies(py::module_& m) {
             if (n >= x.get().state().node_count()) throw py::index_error("no such node");
             return x.get().state().name(gs::node_index{n});
           },
-          py::arg("node"))
+          py::arg("node"), "The name of node index `node`.")
       .def(
           "free_gpus",
           [](const py_context& x, std::optional<std::uint32_t> n) -> std::int64_t {
@@ -365,7 +365,7 @@ void init_policies(py::module_& m) {
             if (n >= s.node_count()) throw py::index_error("no such node");
             return s.cpu_free(gs::node_index{n}).value();
           },
-          py::arg("node"))
+          py::arg("node"), "Unallocated CPU (millicores) on node index `node`.")
       .def(
           "gpu_free_milli",
           [](const py_context& x, std::uint32_t n) {
