@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// A discrete-event simulator that drives any pipeline (static `pipeline<...>` or the run-time
-/// `any_pipeline`) over a cluster and a stream of jobs.
+/// `any_pipeline`; any model of `scheduler`, sim/scheduler.hpp) over a cluster and a stream of
+/// jobs. This header is the loop; its parts live beside it: the settings (sim/config.hpp), the
+/// typed events and their order (sim/event_queue.hpp), the progress, checkpoint and resize
+/// arithmetic (sim/progress.hpp), the random failure processes (sim/failures.hpp) and the
+/// output records (sim/records.hpp).
 ///
 /// Events: arrival, completion, periodic checkpoint (interval and cost from each job's
 /// `checkpoint_info`), preemption (a victim loses the work done since its last checkpoint and
@@ -49,13 +53,10 @@
 #pragma once
 
 #include <algorithm>  // std::min, std::max, std::sort
-#include <cmath>      // std::log
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <memory>  // std::shared_ptr
 #include <optional>
-#include <queue>
 #include <span>
 #include <stdexcept>  // std::logic_error
 #include <string>
@@ -68,84 +69,23 @@
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/random.hpp"
 #include "gpusched/core/time.hpp"
+#include "gpusched/detail/overloaded.hpp"
 #include "gpusched/pipeline/pipeline.hpp"
+#include "gpusched/sim/config.hpp"
+#include "gpusched/sim/event_queue.hpp"
+#include "gpusched/sim/failures.hpp"
+#include "gpusched/sim/progress.hpp"
 #include "gpusched/sim/records.hpp"
+#include "gpusched/sim/scheduler.hpp"
 #include "gpusched/workload/history.hpp"
 #include "gpusched/workload/job.hpp"
 #include "gpusched/workload/ledger.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
-/// When the simulator runs a scheduling cycle.
-enum class cycle_trigger : std::uint8_t {
-  on_event,  ///< after every event time with an arrival, completion, preemption, failure or repair
-  interval,  ///< every `cycle_interval`, while work remains
-};
-
-/// @brief Simulator settings.
-struct sim_config {
-  cycle_trigger trigger = cycle_trigger::on_event;
-  sim_duration cycle_interval = seconds(60);
-  /// Run `check_invariants` after every event time (O(cluster) each; throws
-  /// `std::logic_error` with the report on a violation). Defaults to on in debug builds.
-#ifdef NDEBUG
-  bool check_invariants = false;
-#else
-  bool check_invariants = true;
-#endif
-  /// Mean time between failures of one node (0: no failures). Failures hit a uniformly drawn
-  /// node; the cluster-wide failure rate is `nodes / node_mtbf`.
-  sim_duration node_mtbf{0};
-  sim_duration repair_time = seconds(3600);
-  /// Mean time between failures of one GPU (0: no GPU failures). Failures hit a uniformly
-  /// drawn GPU (a GPU on a node out of service, or already failed, is not hit again); the
-  /// cluster-wide rate is `gpus / gpu_mtbf`. Drawn from their own random stream, so enabling
-  /// them leaves the node failure times of a seed unchanged.
-  sim_duration gpu_mtbf{0};
-  /// Time until a failed GPU is back in service.
-  sim_duration gpu_repair_time = seconds(3600);
-  /// A preempted job saves its progress at once (graceful preemption, as Tiresias assumes);
-  /// otherwise it keeps only its last periodic checkpoint.
-  bool preemption_saves_progress = false;
-  /// Pause of a shrunk elastic job's workers; empty: the job's `restore_cost`.
-  std::optional<sim_duration> shrink_pause{};
-  /// Pause of a grown elastic job's workers (the growth step); empty: the job's `restore_cost`.
-  std::optional<sim_duration> grow_pause{};
-  /// A shrunk (or grown) job restarts from its last checkpoint (a framework that restarts every
-  /// worker on a membership change) instead of keeping its progress.
-  bool shrink_loses_progress = false;
-  /// Record each tenant's held and wanted GPUs in every sample (for fairness over time).
-  /// O(tenants) per sample; the per-tenant sums are kept incrementally.
-  bool sample_tenants = true;
-  /// Time-series sample spacing (0: no samples).
-  sim_duration sample_interval = seconds(600);
-  /// At most this many samples are kept (memory is O(max_samples x tenants)); when a run spans
-  /// more, sampling stops there and `sim_totals::samples_capped` is set. Bounds the memory of a
-  /// trace with a far-future job (a job dated years after the others).
-  std::size_t max_samples = 1'000'000;
-  std::uint64_t seed = 1;
-  /// Simulated time, counted from the first event, at which the run stops (0: none). Jobs
-  /// still pending or running then are `unfinished`; allocation, down time and samples are
-  /// accounted up to the limit, and `sim_totals::stopped_at_limit` is set. Without a limit a
-  /// job that cannot finish (for example one longer than the mean time between failures of
-  /// its GPUs, with no checkpoints) restarts for ever and the run never ends.
-  sim_duration time_limit{0};
-};
-
-/// A source of jobs in non-decreasing submit order; returns nothing at the end.
-using job_source = std::function<std::optional<sim_job>()>;
-
-/// A source over a vector (moved from as jobs are pulled).
-inline job_source source_from(std::vector<sim_job>& jobs) {
-  return [&jobs, i = std::size_t{0}]() mutable -> std::optional<sim_job> {
-    if (i >= jobs.size()) return std::nullopt;
-    return std::move(jobs[i++]);
-  };
-}
-
-/// @brief The simulator over pipeline type `P` (any model of the pipeline interface:
-/// `schedule(ledger&, span<const job_spec>, sim_time, random_engine&, cycle_result&)`).
-template <class P = default_pipeline>
+/// @brief The simulator over scheduler type `P` (a model of `scheduler`: the static
+/// `pipeline<...>`, `any_pipeline`, or a host's own).
+template <scheduler P = default_pipeline>
 class simulator {
  public:
   /// Called after each event time's events and cycle: (time, ledger).
@@ -156,8 +96,8 @@ class simulator {
         pipe_(std::move(pipeline)),
         cfg_(cfg),
         rng_(cfg.seed),
-        fail_rng_(cfg.seed ^ 0x9E3779B97F4A7C15ull),
-        gpu_fail_rng_(cfg.seed ^ 0xD1B54A32D192ED03ull) {
+        node_failures_(cfg.seed ^ 0x9E3779B97F4A7C15ull, cfg.node_mtbf),
+        gpu_failures_(cfg.seed ^ 0xD1B54A32D192ED03ull, cfg.gpu_mtbf) {
     if (cfg_.cycle_interval <= sim_duration{0} && cfg_.trigger == cycle_trigger::interval) {
       throw invalid_value_error(error_id::invalid_value, "sim_config", "cycle_interval",
                                 std::to_string(cfg_.cycle_interval.count()), "must be positive");
@@ -201,7 +141,7 @@ class simulator {
       throw invalid_value_error(error_id::unknown_id, "simulator", "node",
                                 std::to_string(n.value()), "no such node position");
     }
-    push(t, ev_failure, n.value(), injected);
+    events_.push(t, sim_events::node_failure{n.value(), true});
   }
   /// Schedules a failure of GPU `g` at time `t` (call before `run`); handled like a random GPU
   /// failure and repaired after `gpu_repair_time`. @throws invalid_value_error if `g` is not a
@@ -211,7 +151,7 @@ class simulator {
       throw invalid_value_error(error_id::unknown_id, "simulator", "gpu", std::to_string(g.value()),
                                 "no such GPU index");
     }
-    push(t, ev_gpu_failure, g.value(), injected);
+    events_.push(t, sim_events::gpu_failure{g.value(), true});
   }
   // The job history (`job_history`: attained service, last placements) lives in the pipeline
   // (`pipeline::history()`), where every policy reads it through the context; the simulator
@@ -232,21 +172,19 @@ class simulator {
     source_ = std::move(source);
     pull_arrival();
     if (cfg_.trigger == cycle_trigger::interval && !events_.empty()) {
-      push(events_.top().t, ev_tick, 0, 0);
+      events_.push(events_.top().t, sim_events::tick{});
     }
-    if (cfg_.node_mtbf > sim_duration{0} && book_.state().node_count() > 0 && !events_.empty()) {
+    if (node_failures_.enabled(book_.state().node_count()) && !events_.empty()) {
       schedule_failure(events_.top().t);
     }
-    if (cfg_.gpu_mtbf > sim_duration{0} && book_.state().gpu_count() > 0 && !events_.empty()) {
+    if (gpu_failures_.enabled(book_.state().gpu_count()) && !events_.empty()) {
       schedule_gpu_failure(events_.top().t);
     }
     bool first = true;
     while (!events_.empty()) {
       // A random failure drawn before the last job finished, due after it: dropped, so that it
       // does not stretch the run (injected failures are kept).
-      if (const event& top = events_.top();
-          (top.kind == ev_failure || top.kind == ev_gpu_failure) && top.epoch != injected &&
-          !work_remains()) {
+      if (random_failure(events_.top().what) && !work_remains()) {
         events_.pop();
         continue;
       }
@@ -272,10 +210,10 @@ class simulator {
       advance(t);
       bool trigger = false;
       while (!events_.empty() && events_.top().t == t) {
-        const event e = events_.top();
+        const sim_event e = events_.top();
         events_.pop();
         ++totals_.events;
-        trigger |= handle(e);
+        trigger |= handle(e.what);
       }
       if (trigger && (!pending_.empty() || may_grow())) cycle();
       if (cfg_.check_invariants) {
@@ -305,54 +243,26 @@ class simulator {
   }
 
  private:
-  enum event_kind : std::uint8_t {
-    ev_completion = 0,
-    ev_checkpoint = 1,
-    ev_failure = 2,
-    ev_gpu_failure = 3,
-    ev_repair = 4,
-    ev_gpu_repair = 5,
-    ev_arrival = 6,
-    ev_tick = 7,
-  };
-  /// `event::epoch` of an injected failure (it does not draw the next random one).
-  static constexpr std::uint32_t injected = 1;
-  struct event {
-    sim_time t;
-    std::uint8_t kind;
-    std::uint64_t seq;
-    std::uint32_t job;    // state index, node position or GPU index for failure/repair
-    std::uint32_t epoch;  // job's epoch when scheduled (stale events are ignored)
-  };
-  struct later {
-    bool operator()(const event& a, const event& b) const noexcept {
-      if (a.t != b.t) return a.t > b.t;
-      if (a.kind != b.kind) return a.kind > b.kind;
-      return a.seq > b.seq;
-    }
-  };
+  /// Whether an event is a randomly drawn failure (not an injected one).
+  [[nodiscard]] static bool random_failure(const sim_event_payload& e) noexcept {
+    if (const auto* f = std::get_if<sim_events::node_failure>(&e)) return !f->injected;
+    if (const auto* f = std::get_if<sim_events::gpu_failure>(&e)) return !f->injected;
+    return false;
+  }
   enum class status : std::uint8_t { pending, running, done };
   struct job_state {
     job_spec spec;  // kept while the job is not done (victims leave the ledger at once)
     status st = status::pending;
     std::uint32_t epoch = 0;
     std::int64_t held_milli = 0;  // GPU-milli held while running
-    std::int64_t rate_num = 1, rate_den = 1;
-    std::int64_t saved = 0;  // progress (ms of full-size work) safe in a checkpoint
-    std::int64_t p0 = 0;     // progress at compute_start
-    std::int64_t limit = 0;  // progress at which the next event (checkpoint/completion) is
+    progress_state prog{};   // progress (ms of full-size work), rate, next event's progress
     sim_time alloc_start{};  // when resources were taken
-    sim_time compute_start{};
     sim_time stint_start{};            // start of the current run (a resize does not end it)
     double stint_gpu_s = 0;            // GPU-seconds of the current run before its last resize
     bool queued = false;               // has an entry in pending_
     std::uint32_t tenant_slot = 0;     // index into tenant_held_/tenant_demand_
     std::vector<node_index> previous;  // nodes of the current or last placement
   };
-
-  void push(sim_time t, std::uint8_t kind, std::uint32_t job, std::uint32_t epoch) {
-    events_.push(event{t, kind, seq_++, job, epoch});
-  }
 
   void pull_arrival() {
     if (!source_) return;
@@ -390,7 +300,7 @@ class simulator {
     records_.push_back(r);
     job_state s;
     s.spec = std::move(j->spec);
-    s.limit = r.work.count();
+    s.prog.limit = r.work.count();
     const auto [slot, fresh] =
         tenant_slots_.try_emplace(r.tenant.value(), static_cast<std::uint32_t>(tenant_ids_.size()));
     if (fresh) {
@@ -400,7 +310,7 @@ class simulator {
     }
     s.tenant_slot = slot->second;
     state_.push_back(std::move(s));
-    push(records_.back().submit, ev_arrival, i, 0);
+    events_.push(records_.back().submit, sim_events::arrival{i});
   }
 
   /// Integrates totals and emits samples over [now_, t).
@@ -466,102 +376,107 @@ class simulator {
     }
   }
 
-  bool handle(const event& e) {
-    switch (e.kind) {
-      case ev_arrival: {
-        tenant_demand_[state_[e.job].tenant_slot] += records_[e.job].gpus_milli;
-        enqueue(e.job);
-        pull_arrival();
-        return cfg_.trigger == cycle_trigger::on_event;
-      }
-      case ev_completion: {
-        auto& s = state_[e.job];
-        if (s.st != status::running || s.epoch != e.epoch) return false;
-        auto& r = records_[e.job];
-        stop_allocation(e.job);
-        tenant_demand_[s.tenant_slot] -= r.gpus_milli;
-        if (job_history* h = history()) h->forget(s.spec.id);
-        release(s.spec.id);
-        s.st = status::done;
-        r.outcome = job_outcome::finished;
-        r.finish = now_;
-        s.spec = job_spec{};  // free what is no longer needed
-        s.previous = {};
-        return cfg_.trigger == cycle_trigger::on_event;
-      }
-      case ev_checkpoint: {
-        auto& s = state_[e.job];
-        if (s.st != status::running || s.epoch != e.epoch) return false;
-        auto& r = records_[e.job];
-        s.saved = s.limit;
-        s.p0 = s.limit;
-        s.compute_start = now_;
-        ++r.checkpoints;
-        r.overhead_gpu_ms += static_cast<double>(s.held_milli) / 1000.0 *
-                             static_cast<double>(s.spec.checkpoint.checkpoint_cost.count());
-        schedule_next(e.job);
-        return false;
-      }
-      case ev_failure: {
-        const node_index n{e.job};
-        // Failures go on while jobs arrive or run. When only pending jobs remain, the process
-        // pauses (so that a run whose pending jobs can never start ends) and resumes, from the
-        // next start, when one of them runs again (`start`): the failure process is memoryless,
-        // so resuming from that instant is the same process.
-        if (e.epoch != injected) {
-          if (source_ != nullptr || !book_.running().empty()) {
-            schedule_failure(now_);
-          } else {
-            node_failures_paused_ = true;
-          }
-        }
-        if (!book_.state().available(n)) return false;
-        ++totals_.failures;
-        for (const job_id id : book_.jobs_on(n)) {
-          const auto i = index_.at(id);
-          interrupt(i, /*failure=*/true);
-          release(id);
-        }
-        book_.set_available(n, false);
-        push(now_ + cfg_.repair_time, ev_repair, n.value(), 0);
-        return cfg_.trigger == cycle_trigger::on_event;
-      }
-      case ev_repair:
-        book_.set_available(node_index{e.job}, true);
-        return cfg_.trigger == cycle_trigger::on_event;
-      case ev_gpu_failure: {
-        const gpu_index g{e.job};
-        if (e.epoch != injected) {  // as for node failures: paused while nothing can run
-          if (source_ != nullptr || !book_.running().empty()) {
-            schedule_gpu_failure(now_);
-          } else {
-            gpu_failures_paused_ = true;
-          }
-        }
-        const cluster& c = book_.state();
-        if (!c.gpu_available(g) || !c.available(c.gpu(g).node)) return false;
-        ++totals_.gpu_failures;
-        for (const job_id id : book_.jobs_on_gpu(g)) {
-          interrupt(index_.at(id), /*failure=*/true);
-          release(id);
-        }
-        book_.set_gpu_available(g, false);
-        push(now_ + cfg_.gpu_repair_time, ev_gpu_repair, g.value(), 0);
-        return cfg_.trigger == cycle_trigger::on_event;
-      }
-      case ev_gpu_repair:
-        book_.set_gpu_available(gpu_index{e.job}, true);
-        return cfg_.trigger == cycle_trigger::on_event;
-      case ev_tick:
-        if (work_remains() || !pending_.empty()) {
-          // Stop ticking when only pending jobs remain and nothing can ever change.
-          if (!(events_.empty() && book_.running().empty() && !source_ && last_cycle_idle_)) {
-            push(next_tick(), ev_tick, 0, 0);
-          }
-        }
-        return true;
-    }
-    return false;
+  bool handle(const sim_event_payload& e) {
+    const bool on_event = cfg_.trigger == cycle_trigger::on_event;
+    return std::visit(
+        detail::overloaded{
+            [&](const sim_events::arrival& a) {
+              tenant_demand_[state_[a.job].tenant_slot] += records_[a.job].gpus_milli;
+              enqueue(a.job);
+              pull_arrival();
+              return on_event;
+            },
+            [&](const sim_events::completion& c) {
+              auto& s = state_[c.job];
+              if (s.st != status::running || s.epoch != c.epoch) return false;
+              auto& r = records_[c.job];
+              stop_allocation(c.job);
+              tenant_demand_[s.tenant_slot] -= r.gpus_milli;
+              if (job_history* h = history()) h->forget(s.spec.id);
+              release(s.spec.id);
+              s.st = status::done;
+              r.outcome = job_outcome::finished;
+              r.finish = now_;
+              s.spec = job_spec{};  // free what is no longer needed
+              s.previous = {};
+              return on_event;
+            },
+            [&](const sim_events::checkpoint& c) {
+              auto& s = state_[c.job];
+              if (s.st != status::running || s.epoch != c.epoch) return false;
+              auto& r = records_[c.job];
+              s.prog.checkpoint_written(now_);
+              ++r.checkpoints;
+              r.overhead_gpu_ms += static_cast<double>(s.held_milli) / 1000.0 *
+                                   static_cast<double>(s.spec.checkpoint.checkpoint_cost.count());
+              schedule_next(c.job);
+              return false;
+            },
+            [&](const sim_events::node_failure& f) {
+              const node_index n{f.node};
+              // Failures go on while jobs arrive or run. When only pending jobs remain, the
+              // process pauses (so that a run whose pending jobs can never start ends) and
+              // resumes, from the next start, when one of them runs again (`start`): the
+              // failure process is memoryless, so resuming from that instant is the same
+              // process.
+              if (!f.injected) {
+                if (source_ != nullptr || !book_.running().empty()) {
+                  schedule_failure(now_);
+                } else {
+                  node_failures_.paused = true;
+                }
+              }
+              if (!book_.state().available(n)) return false;
+              ++totals_.failures;
+              for (const job_id id : book_.jobs_on(n)) {
+                const auto i = index_.at(id);
+                interrupt(i, /*failure=*/true);
+                release(id);
+              }
+              book_.set_available(n, false);
+              events_.push(now_ + cfg_.repair_time, sim_events::node_repair{n.value()});
+              return on_event;
+            },
+            [&](const sim_events::node_repair& r) {
+              book_.set_available(node_index{r.node}, true);
+              return on_event;
+            },
+            [&](const sim_events::gpu_failure& f) {
+              const gpu_index g{f.gpu};
+              if (!f.injected) {  // as for node failures: paused while nothing can run
+                if (source_ != nullptr || !book_.running().empty()) {
+                  schedule_gpu_failure(now_);
+                } else {
+                  gpu_failures_.paused = true;
+                }
+              }
+              const cluster& c = book_.state();
+              if (!c.gpu_available(g) || !c.available(c.gpu(g).node)) return false;
+              ++totals_.gpu_failures;
+              for (const job_id id : book_.jobs_on_gpu(g)) {
+                interrupt(index_.at(id), /*failure=*/true);
+                release(id);
+              }
+              book_.set_gpu_available(g, false);
+              events_.push(now_ + cfg_.gpu_repair_time, sim_events::gpu_repair{g.value()});
+              return on_event;
+            },
+            [&](const sim_events::gpu_repair& r) {
+              book_.set_gpu_available(gpu_index{r.gpu}, true);
+              return on_event;
+            },
+            [&](const sim_events::tick&) {
+              if (work_remains() || !pending_.empty()) {
+                // Stop ticking when only pending jobs remain and nothing can ever change.
+                if (!(events_.empty() && book_.running().empty() && !source_ &&
+                      last_cycle_idle_)) {
+                  events_.push(next_tick(), sim_events::tick{});
+                }
+              }
+              return true;
+            },
+        },
+        e);
   }
 
   /// The time of the next tick. When nothing is pending or running, the ticks before the next
@@ -591,35 +506,13 @@ class simulator {
   }
 
   void schedule_failure(sim_time from) {
-    const double nodes = static_cast<double>(book_.state().node_count());
-    const double mean = static_cast<double>(cfg_.node_mtbf.count()) / nodes;
-    const double u = static_cast<double>(fail_rng_() >> 11) * 0x1.0p-53;
-    // Clamped to 2^62 ms (146 million years: never, in effect) so that a huge MTBF cannot
-    // overflow the conversion or the clock.
-    const auto dt = static_cast<std::int64_t>(std::min(-mean * std::log(1.0 - u), 0x1p62)) + 1;
-    const auto n = static_cast<std::uint32_t>(uniform_index(fail_rng_, book_.state().node_count()));
-    push(from + sim_duration{dt}, ev_failure, n, 0);
+    const auto d = node_failures_.next(from, book_.state().node_count());
+    events_.push(d.t, sim_events::node_failure{d.unit, false});
   }
 
   void schedule_gpu_failure(sim_time from) {
-    const auto gpus = book_.state().gpu_count();
-    const double mean = static_cast<double>(cfg_.gpu_mtbf.count()) / static_cast<double>(gpus);
-    const double u = static_cast<double>(gpu_fail_rng_() >> 11) * 0x1.0p-53;
-    const auto dt = static_cast<std::int64_t>(std::min(-mean * std::log(1.0 - u), 0x1p62)) + 1;
-    const auto g = static_cast<std::uint32_t>(uniform_index(gpu_fail_rng_, gpus));
-    push(from + sim_duration{dt}, ev_gpu_failure, g, 0);
-  }
-
-  /// Progress of running job `i` at `now_` (ms of full-size work).
-  [[nodiscard]] std::int64_t progress(const job_state& s) const noexcept {
-    if (now_ <= s.compute_start) return s.p0;
-    const auto dt = (now_ - s.compute_start).count();
-    const auto done = dt * s.rate_num / s.rate_den;
-    return std::min(s.p0 + done, s.limit);
-  }
-  /// Wall time for `dp` ms of progress at the job's rate, rounded up.
-  [[nodiscard]] static std::int64_t wall(const job_state& s, std::int64_t dp) noexcept {
-    return (dp * s.rate_den + s.rate_num - 1) / s.rate_num;
+    const auto d = gpu_failures_.next(from, book_.state().gpu_count());
+    events_.push(d.t, sim_events::gpu_failure{d.unit, false});
   }
 
   void stop_allocation(std::uint32_t i) {
@@ -635,10 +528,9 @@ class simulator {
   void interrupt(std::uint32_t i, bool failure) {
     auto& s = state_[i];
     auto& r = records_[i];
-    const auto p = progress(s);
-    if (!failure && cfg_.preemption_saves_progress) s.saved = p;
-    const double lost =
-        static_cast<double>(wall(s, p - s.saved)) * static_cast<double>(s.held_milli) / 1000.0;
+    const auto p = s.prog.at(now_);
+    if (!failure && cfg_.preemption_saves_progress) s.prog.saved = p;
+    const double lost = s.prog.lost_gpu_ms(p, s.held_milli);
     if (failure) {
       r.lost_failure_gpu_ms += lost;
       ++r.failures;
@@ -657,7 +549,7 @@ class simulator {
     stop_allocation(i);
     s.st = status::pending;
     ++s.epoch;
-    s.p0 = s.saved;
+    s.prog.p0 = s.prog.saved;
     if (!s.queued) enqueue(i);  // admitted and evicted in one cycle: still has its entry
   }
 
@@ -688,15 +580,14 @@ class simulator {
                              " of job " + std::to_string(s.spec.id.value()) +
                              ", which is not running");
     }
-    const auto p = progress(s);
+    const auto p = s.prog.at(now_);
     // attained service so far in this run, at the old size (recorded when the run ends)
     s.stint_gpu_s += static_cast<double>(s.held_milli) / 1000.0 * to_seconds(now_ - s.alloc_start);
     if (cfg_.shrink_loses_progress) {
-      r.lost_preemption_gpu_ms +=
-          static_cast<double>(wall(s, p - s.saved)) * static_cast<double>(s.held_milli) / 1000.0;
-      s.p0 = s.saved;
+      r.lost_preemption_gpu_ms += s.prog.lost_gpu_ms(p, s.held_milli);
+      s.prog.p0 = s.prog.saved;
     } else {
-      s.p0 = p;
+      s.prog.p0 = p;
     }
     stop_allocation(i);
     std::int64_t held = 0;
@@ -710,12 +601,7 @@ class simulator {
     s.previous.clear();
     for (const auto& t : rj->tasks) s.previous.push_back(t.node);
     if (job_history* h = history()) h->placement.remember(s.spec.id, s.previous);
-    s.rate_num = 1;
-    s.rate_den = 1;
-    if (r.gpus_milli > 0 && held > 0 && held < r.gpus_milli) {
-      s.rate_num = held;
-      s.rate_den = r.gpus_milli;
-    }
+    s.prog.rate = elastic_rate(held, r.gpus_milli);
     const sim_duration pause =
         (grew ? cfg_.grow_pause : cfg_.shrink_pause).value_or(s.spec.checkpoint.restore_cost);
     r.overhead_gpu_ms += static_cast<double>(held) / 1000.0 * static_cast<double>(pause.count());
@@ -727,7 +613,7 @@ class simulator {
       ++r.resizes;
       ++totals_.resizes;
     }
-    s.compute_start = now_ + pause;
+    s.prog.compute_start = now_ + pause;
     schedule_next(i);
   }
 
@@ -738,12 +624,12 @@ class simulator {
   }
 
   void start(std::uint32_t i, const decision& d) {
-    if (node_failures_paused_) {
-      node_failures_paused_ = false;
+    if (node_failures_.paused) {
+      node_failures_.paused = false;
       schedule_failure(now_);
     }
-    if (gpu_failures_paused_) {
-      gpu_failures_paused_ = false;
+    if (gpu_failures_.paused) {
+      gpu_failures_.paused = false;
       schedule_gpu_failure(now_);
     }
     auto& s = state_[i];
@@ -764,12 +650,7 @@ class simulator {
     s.stint_start = now_;
     s.stint_gpu_s = 0;
     // Elastic: progress at the held share of the full request (whole-GPU and share demands).
-    s.rate_num = 1;
-    s.rate_den = 1;
-    if (r.gpus_milli > 0 && held > 0 && held < r.gpus_milli) {
-      s.rate_num = held;
-      s.rate_den = r.gpus_milli;
-    }
+    s.prog.rate = elastic_rate(held, r.gpus_milli);
     const auto restore = r.starts > 0 ? s.spec.checkpoint.restore_cost : sim_duration{0};
     if (restore > sim_duration{0}) {
       r.overhead_gpu_ms +=
@@ -777,28 +658,21 @@ class simulator {
     }
     ++r.starts;
     if (!r.first_start) r.first_start = now_;
-    s.p0 = s.saved;
-    s.compute_start = now_ + restore;
+    s.prog.p0 = s.prog.saved;
+    s.prog.compute_start = now_ + restore;
     schedule_next(i);
   }
 
   /// Schedules the running job's next checkpoint or its completion.
   void schedule_next(std::uint32_t i) {
     auto& s = state_[i];
-    const auto work = records_[i].work.count();
-    const auto iv = s.spec.checkpoint.interval.count();
-    if (iv > 0) {
-      const auto next = (s.p0 / iv + 1) * iv;
-      if (next < work) {
-        s.limit = next;
-        const auto t = s.compute_start + sim_duration{wall(s, next - s.p0)} +
-                       s.spec.checkpoint.checkpoint_cost;
-        push(t, ev_checkpoint, i, s.epoch);
-        return;
-      }
+    const auto next = s.prog.plan_next(records_[i].work.count(), s.spec.checkpoint.interval,
+                                       s.spec.checkpoint.checkpoint_cost);
+    if (next.completion) {
+      events_.push(next.t, sim_events::completion{i, s.epoch});
+    } else {
+      events_.push(next.t, sim_events::checkpoint{i, s.epoch});
     }
-    s.limit = work;
-    push(s.compute_start + sim_duration{wall(s, work - s.p0)}, ev_completion, i, s.epoch);
   }
 
   void cycle() {
@@ -859,7 +733,8 @@ class simulator {
   ledger book_;
   P pipe_;
   sim_config cfg_;
-  random_engine rng_, fail_rng_, gpu_fail_rng_;
+  random_engine rng_;
+  failure_process node_failures_, gpu_failures_;
   /// The pipeline's job history, or null for a scheduler without one.
   job_history* history() noexcept {
     if constexpr (requires { pipe_.history(); }) {
@@ -870,8 +745,7 @@ class simulator {
   }
   observer observer_;
   job_source source_;
-  std::priority_queue<event, std::vector<event>, later> events_;
-  std::uint64_t seq_ = 0;
+  event_queue events_;
   sim_time now_{};
   sim_time last_submit_{sim_duration{std::numeric_limits<std::int64_t>::min()}};
   sim_time next_sample_{};
@@ -889,9 +763,6 @@ class simulator {
   std::vector<tenant_id> tenant_ids_;
   std::vector<std::int64_t> tenant_held_, tenant_demand_;
   bool last_cycle_idle_ = false;
-  // a random failure fired when nothing ran and no job could arrive: the next start resumes it
-  bool node_failures_paused_ = false;
-  bool gpu_failures_paused_ = false;
 };
 
 GPUSCHED_END_NAMESPACE
