@@ -33,7 +33,8 @@
 
 #include "fgd_experiment.hpp"
 #include "mig_experiment.hpp"
-#include "replay.hpp"  // the replay subcommand (benchmarks/replay/)
+#include "outputs.hpp"  // write_file, run_record (benchmarks/replay/)
+#include "replay.hpp"   // the replay subcommand (benchmarks/replay/)
 
 namespace gs = gpusched;
 
@@ -88,6 +89,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 // What the program is doing, for the message of an exception that ends it.
 std::string g_stage = "reading the options";
+// The command line, for run.json.
+std::vector<std::string> g_command;
 
 /// Every number goes through std::from_chars (gpusched/core/parse.hpp): no hex, no sign `+`,
 /// no `inf`/`nan`, no trailing text.
@@ -245,16 +248,7 @@ struct csv_row {
 /// then one column per arrived-% bin.
 void write_discrete_csv(const std::filesystem::path& file, const std::string& workload,
                         const std::vector<csv_row>& rows, bool with_total, const char* number) {
-  // Written to a temporary name and renamed: an interrupted run never leaves a table that looks
-  // complete.
-  std::filesystem::path tmp = file;
-  tmp += ".partial";
-  // A leftover temporary (or a symbolic link planted under that name) is removed, not written
-  // through: what is written stays inside --out.
-  std::error_code ignored;
-  std::filesystem::remove(tmp, ignored);
-  std::ofstream out(tmp);
-  if (!out) throw gs::parse_error(tmp.string(), 0, "(out)", "cannot write");
+  std::ostringstream out;
   const std::size_t bins = rows.empty() ? 0 : rows.front().values->size();
   out << "workload,sc_policy,tune,seed" << (with_total ? ",total_gpus" : "");
   for (std::size_t k = 0; k < bins; ++k) out << "," << k;
@@ -265,14 +259,44 @@ void write_discrete_csv(const std::filesystem::path& file, const std::string& wo
     for (const double v : *r.values) out << "," << fmt(number, v);
     out << "\n";
   }
-  out.close();
-  if (!out) throw gs::parse_error(tmp.string(), 0, "(out)", "write failed (disk full?)");
-  std::filesystem::rename(tmp, file);
+  // Written to a temporary name and renamed: an interrupted run never leaves a table that looks
+  // complete (gpusched_experiment::write_file).
+  gpusched_experiment::write_file(file, out.str());
+}
+
+/// Makes --out before any run and writes its run.json: the command line, the input files with
+/// their SHA-256, and `fields` (the experiment's settings as JSON text).
+void start_out_dir(const std::string& dir, const char* subcommand,
+                   const std::vector<std::pair<std::string, std::string>>& inputs,
+                   const std::vector<std::pair<std::string, std::string>>& fields) {
+  g_stage = "preparing --out " + dir;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw gs::parse_error(dir, 0, "--out",
+                          "cannot create the folder: " + ec.message() + " (nothing was run)");
+  }
+  gpusched_experiment::run_record rec(std::string("gpusched-experiment ") + subcommand, g_command);
+  for (const auto& [role, path] : inputs) rec.add_input(role, path);
+  for (const auto& [k, v] : fields) rec.add_raw(k, v);
+  gpusched_experiment::write_file(std::filesystem::path(dir) / "run.json", rec.text());
+}
+
+/// `v` as a JSON array of numbers.
+template <class T>
+std::string json_array(const std::vector<T>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+std::string json_strings(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + gs::detail::json_string(v[i]);
+  return out + "]";
 }
 
 void write_csvs(const std::filesystem::path& dir, const std::string& workload,
                 const std::vector<gs::fgd_run_result>& runs) {
-  std::filesystem::create_directories(dir);
   std::vector<csv_row> allo, frag, ratio;
   for (const auto& r : runs) {
     const csv_row key{std::string(gs::fgd_policy_label(r.policy)), r.tune, r.seed, r.total_gpus,
@@ -307,6 +331,24 @@ int run_packing(std::span<const std::string_view> args) {
 
   g_stage = "loading " + nodes_path + " and " + pods_path;
   const gs::fgd_experiment exp(gs::load_openb_nodes(nodes_path), load_pods(pods_path));
+  if (o.has("--out")) {
+    std::vector<std::pair<std::string, std::string>> inputs{{"nodes", nodes_path},
+                                                            {"pods", pods_path}};
+    if (o.has("--published")) inputs.emplace_back("published", o.get("--published"));
+    std::vector<std::string> names;
+    for (const auto k : policies) names.emplace_back(gs::fgd_policy_label(k));
+    start_out_dir(o.get("--out"), "packing", inputs,
+                  {{"workload", gs::detail::json_string(workload)},
+                   {"policies", json_strings(names)},
+                   {"seeds", json_array(seeds)},
+                   {"tune", gs::detail::num(tune)},
+                   {"popularity", gs::detail::num(popularity)},
+                   {"random_ties", o.has("--random-ties") ? "true" : "false"},
+                   {"name_order", o.has("--name-order") ? "true" : "false"},
+                   {"nodes", std::to_string(exp.node_count())},
+                   {"gpus", std::to_string(exp.total_gpus())},
+                   {"pods", std::to_string(exp.pod_count())}});
+  }
   g_stage = "running the packing experiment";
   std::printf("FGD packing experiment: %zu nodes, %lld GPUs, %zu pods (%s), tune %g, %zu seed(s)\n",
               exp.node_count(), static_cast<long long>(exp.total_gpus()), exp.pod_count(),
@@ -430,6 +472,21 @@ int run_mig(std::span<const std::string_view> args) {
   g_stage = "loading " + nodes_path + " and " + pods_path;
   const gs::mig_experiment exp(gs::load_openb_nodes(nodes_path), load_pods(pods_path),
                                model, cover);
+  if (o.has("--out")) {
+    std::vector<std::string> names;
+    for (const auto k : policies) names.emplace_back(gs::mig_policy_label(k));
+    if (fractional) names.emplace_back(gs::fgd_policy_label(gs::fgd_policy_kind::fgd));
+    start_out_dir(o.get("--out"), "mig", {{"nodes", nodes_path}, {"pods", pods_path}},
+                  {{"workload", gs::detail::json_string(workload)},
+                   {"model", gs::detail::json_string(model)},
+                   {"cover", gs::detail::json_string(cover_s)},
+                   {"policies", json_strings(names)},
+                   {"seeds", json_array(seeds)},
+                   {"tune", gs::detail::num(tune)},
+                   {"nodes", std::to_string(exp.node_count())},
+                   {"gpus", std::to_string(exp.total_gpus())},
+                   {"pods", std::to_string(exp.pod_count())}});
+  }
   g_stage = "running the MIG experiment";
   std::printf(
       "MIG packing experiment: %zu nodes, %lld GPUs (%s, MIG on every GPU), %zu pods (%s), "
@@ -511,7 +568,6 @@ int run_mig(std::span<const std::string_view> args) {
   if (o.has("--out")) {
     g_stage = "writing the tables under " + o.get("--out");
     const std::filesystem::path dir = o.get("--out");
-    std::filesystem::create_directories(dir);
     std::vector<csv_row> allo, used;
     for (const auto& r : runs) {
       allo.push_back(
@@ -564,6 +620,7 @@ void usage(std::FILE* to) {
 
 int main(int argc, char** argv) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
+  g_command.assign(argv, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     usage(args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;

@@ -2,6 +2,8 @@
 // Implementation of the replay command; usage in kUsage below and in benchmarks/README.md.
 #include "replay.hpp"
 
+#include "outputs.hpp"  // write_file, run_record
+
 #include <algorithm>  // std::all_of
 #include <chrono>
 #include <cmath>  // std::llround
@@ -108,6 +110,12 @@ struct options {
   bool check = false;
   std::string out_dir;
   bool progress = false, quiet = false, help = false;
+  // For run.json: the command line, the options given (config file, then command line; the
+  // later value of a key wins) and the config files read.
+  std::string program = "gpusched-replay";
+  std::vector<std::string> command;
+  std::map<std::string, std::string> given;
+  std::vector<std::string> config_files;
 };
 
 struct usage_error {
@@ -192,7 +200,12 @@ double to_duration(const std::string& key, const std::string& v, double unit_ms)
   return x;
 }
 
+void apply_one(options& o, const std::string& k, const std::string& v);
 void apply(options& o, const std::string& k, const std::string& v) {
+  apply_one(o, k, v);
+  if (k != "help" && k != "config") o.given[k] = v.empty() && is_flag(k) ? "true" : v;
+}
+void apply_one(options& o, const std::string& k, const std::string& v) {
   if (k == "trace") {
     o.trace = v;
   } else if (k == "cluster") {
@@ -310,6 +323,7 @@ void read_config(options& o, std::istream& in, const std::string& path) {
 void read_config(options& o, const std::string& path) {
   std::ifstream in = gs::open_input(path);
   read_config(o, in, path);
+  o.config_files.push_back(path);
 }
 
 options parse(const std::vector<std::string>& args, options o = {}, bool read_files = true) {
@@ -470,25 +484,6 @@ composition parse_composition(std::string spec, const gs::policy_inputs& x,
   return c;
 }
 
-/// Writes `text` to a temporary name beside `p` and renames it to `p`: an interrupted run never
-/// leaves a file that looks complete.
-void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::filesystem::path tmp = p;
-  tmp += ".partial";
-  {
-    // A leftover temporary (or a symbolic link planted under that name) is removed, not
-    // written through: what is written stays inside --out.
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw gs::parse_error(tmp.string(), 0, "file", "cannot write");
-    f << text;
-    f.close();
-    if (!f) throw gs::parse_error(tmp.string(), 0, "file", "write failed (disk full?)");
-  }
-  std::filesystem::rename(tmp, p);
-}
-
 /// Runs the replays of `o` with the policies of `registry`; writes the files of --out, the
 /// table to `out` (unless --quiet) and the progress line to `err`; appends each composition's
 /// tables to `tables` when it is not null.
@@ -638,6 +633,54 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
       }
     }
   }
+  // --out is made and checked before any run: its folder and every composition's, none a
+  // symbolic link; run.json, written first, records how the folder is made.
+  if (!o.out_dir.empty()) {
+    g_stage = "preparing --out " + o.out_dir;
+    const std::filesystem::path root(o.out_dir);
+    for (const auto& c : comps) {
+      const auto dir = root / c.label;
+      std::error_code ec;
+      if (std::filesystem::is_symlink(dir, ec)) {
+        throw gs::parse_error(dir.string(), 0, "--out",
+                              "is a symbolic link: refusing to write through it (remove it)");
+      }
+      std::filesystem::create_directories(dir, ec);
+      if (ec) {
+        throw gs::parse_error(dir.string(), 0, "--out",
+                              "cannot create the folder: " + ec.message() + " (nothing was run)");
+      }
+    }
+    run_record rec(o.program, o.command);
+    const auto colon = o.trace.find(':');
+    const std::string kind = o.trace.substr(0, colon);
+    if (kind != "synthetic") rec.add_input("trace", o.trace.substr(colon + 1));
+    if (!cs.openb_nodes.empty()) rec.add_input("cluster", cs.openb_nodes);
+    if (!o.gittins_prior.empty()) rec.add_input("gittins-prior", o.gittins_prior);
+    for (const auto& f : o.config_files) rec.add_input("config", f);
+    std::vector<std::pair<std::string, std::string>> given;
+    for (const auto& [k, v] : o.given) given.emplace_back(k, gs::detail::json_string(v));
+    rec.add_raw("options", json_object(given));
+    rec.add("trace", o.trace);
+    rec.add("trace_jobs", static_cast<std::uint64_t>(tr.jobs.size()));
+    rec.add("cluster", o.cluster);
+    rec.add("cluster_nodes", static_cast<std::uint64_t>(base.node_count()));
+    rec.add("cluster_gpus", static_cast<std::uint64_t>(base.total_gpus()));
+    rec.add("seed", o.seed);
+    std::string list = "[";
+    for (std::size_t i = 0; i < comps.size(); ++i) {
+      const auto& p = comps[i].config;
+      list += std::string(i ? ",\n    " : "\n    ") +
+              json_object({{"label", gs::detail::json_string(comps[i].label)},
+                           {"ordering", gs::detail::json_string(p.ordering)},
+                           {"admission", gs::detail::json_string(p.admission)},
+                           {"packing", gs::detail::json_string(p.packing)},
+                           {"placement", gs::detail::json_string(p.placement)},
+                           {"preemption", gs::detail::json_string(p.preemption)}});
+    }
+    rec.add_raw("compositions", list + "\n  ]");
+    write_file(root / "run.json", rec.text());
+  }
   struct extra_figures {
     gs::locality_tally locality;
     gs::distribution urgent_wait_s;
@@ -712,7 +755,7 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
       t.label = c.label;
       std::ostringstream a, b, d, e;
       gs::write_summary_csv(a, std::span<const gs::sim_summary>(&results.back(), 1));
-      gs::write_jobs_csv(b, run.records);
+      gs::write_jobs_csv(b, run.records, tr.tenants);
       gs::write_samples_csv(d, run.samples);
       gs::write_tenants_csv(e, results.back());
       t.summary_csv = a.str();
@@ -726,14 +769,9 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     if (!o.out_dir.empty()) {
       g_stage = "writing the results of '" + c.label + "' under " + o.out_dir;
       const std::filesystem::path dir = std::filesystem::path(o.out_dir) / c.label;
-      if (std::filesystem::is_symlink(dir)) {
-        throw gs::parse_error(dir.string(), 0, "--out",
-                              "is a symbolic link: refusing to write through it (remove it)");
-      }
-      std::filesystem::create_directories(dir);
       std::ostringstream a, b, d, e;
       gs::write_summary_json(a, results.back());
-      gs::write_jobs_csv(b, run.records);
+      gs::write_jobs_csv(b, run.records, tr.tenants);
       gs::write_samples_csv(d, run.samples);
       gs::write_tenants_csv(e, results.back());
       write_file(dir / "summary.json", a.str());
@@ -821,7 +859,10 @@ void print_policy_names(std::ostream& out) {
 int run_replay(int argc, char** argv, std::ostream& out, std::ostream& err) {
   g_stage = "reading the options";
   try {
-    const options o = parse(std::vector<std::string>(argv + 1, argv + argc));
+    options o = parse(std::vector<std::string>(argv + 1, argv + argc));
+    o.command.assign(argv, argv + argc);
+    // the replay subcommand of gpusched-experiment is called with argv[0] = "replay"
+    if (argc > 0 && std::string_view(argv[0]) == "replay") o.program = "gpusched-experiment replay";
     if (o.help) {
       out << kUsage;
       print_policy_names(out);
@@ -874,7 +915,9 @@ std::vector<replay_tables> run_replay_tables(const std::vector<std::string>& arg
                                              const gs::policy_registry& registry) {
   std::vector<replay_tables> tables;
   try {
-    const options o = parse(args);
+    options o = parse(args);
+    o.program = "gpusched.replay (Python)";
+    o.command = args;
     if (o.help) {
       throw gs::invalid_value_error(gs::error_id::invalid_value, "replay", "help", "true",
                                     std::string("usage:\n") + kUsage);
