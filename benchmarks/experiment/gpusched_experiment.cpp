@@ -33,119 +33,21 @@
 
 #include "fgd_experiment.hpp"
 #include "mig_experiment.hpp"
-#include "outputs.hpp"  // write_file, run_record (benchmarks/replay/)
+#include "experiment_args.hpp"  // the command line (CLI11)
+#include "outputs.hpp"          // write_file, run_record (benchmarks/replay/)
 #include "replay.hpp"   // the replay subcommand (benchmarks/replay/)
 
 namespace gs = gpusched;
 
 namespace {
 
-/// Bad command line: printed with the usage, exit code 2.
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-/// `--flag value` options plus boolean `--flag`s.
-class options {
- public:
-  options(std::span<const std::string_view> args, std::vector<std::string_view> flags_with_value,
-          std::vector<std::string_view> bool_flags) {
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const auto a = args[i];
-      if (std::find(bool_flags.begin(), bool_flags.end(), a) != bool_flags.end()) {
-        values_[std::string(a)] = "1";
-      } else if (std::find(flags_with_value.begin(), flags_with_value.end(), a) !=
-                 flags_with_value.end()) {
-        if (i + 1 >= args.size()) throw usage_error("option " + std::string(a) + " needs a value");
-        values_[std::string(a)] = std::string(args[++i]);
-      } else {
-        throw usage_error("unknown option '" + std::string(a) + "'");
-      }
-    }
-  }
-  [[nodiscard]] bool has(const std::string& k) const { return values_.contains(k); }
-  [[nodiscard]] std::string get(const std::string& k, std::string fallback = {}) const {
-    const auto it = values_.find(k);
-    return it == values_.end() ? fallback : it->second;
-  }
-  [[nodiscard]] std::string require(const std::string& k) const {
-    if (!has(k)) throw usage_error("missing required option " + k);
-    return get(k);
-  }
-
- private:
-  std::map<std::string, std::string> values_;
-};
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string part;
-  while (std::getline(ss, part, sep)) {
-    if (!part.empty()) out.push_back(part);
-  }
-  return out;
-}
+using gpusched_experiment::experiment_args;
+using gpusched_experiment::usage_error;
 
 // What the program is doing, for the message of an exception that ends it.
 std::string g_stage = "reading the options";
 // The command line, for run.json.
 std::vector<std::string> g_command;
-
-/// Every number goes through std::from_chars (gpusched/core/parse.hpp): no hex, no sign `+`,
-/// no `inf`/`nan`, no trailing text.
-std::uint64_t to_u64(const std::string& s, const char* what) {
-  const auto r = gs::parse_integer<std::uint64_t>(s);
-  if (!r.ok()) throw usage_error(std::string(what) + ": " + gs::number_problem(s, r.status));
-  return r.value;
-}
-
-double to_double(const std::string& s, const char* what) {
-  const auto r = gs::parse_real(s);
-  if (!r.ok()) throw usage_error(std::string(what) + ": " + gs::number_problem(s, r.status));
-  return r.value;
-}
-
-/// "42-51", "42,43,50" or "7".
-std::vector<std::uint64_t> parse_seeds(const std::string& s) {
-  std::vector<std::uint64_t> out;
-  for (const auto& part : split(s, ',')) {
-    const auto dash = part.find('-');
-    if (dash == std::string::npos) {
-      out.push_back(to_u64(part, "--seeds"));
-      continue;
-    }
-    const auto lo = to_u64(part.substr(0, dash), "--seeds");
-    const auto hi = to_u64(part.substr(dash + 1), "--seeds");
-    if (hi < lo || hi - lo > 10000) throw usage_error("--seeds: bad range '" + part + "'");
-    for (auto v = lo; v <= hi; ++v) out.push_back(v);
-  }
-  if (out.empty()) throw usage_error("--seeds: no seed given");
-  return out;
-}
-
-std::vector<gs::fgd_policy_kind> parse_policies(const std::string& s) {
-  static const std::pair<std::string_view, gs::fgd_policy_kind> names[] = {
-      {"random", gs::fgd_policy_kind::random},         {"dotprod", gs::fgd_policy_kind::dotprod},
-      {"clustering", gs::fgd_policy_kind::clustering}, {"packing", gs::fgd_policy_kind::packing},
-      {"bestfit", gs::fgd_policy_kind::bestfit},       {"fgd", gs::fgd_policy_kind::fgd}};
-  std::vector<gs::fgd_policy_kind> out;
-  for (const auto& part : split(s, ',')) {
-    if (part == "all") {
-      for (const auto& [n, k] : names) out.push_back(k);
-      continue;
-    }
-    const auto it = std::find_if(std::begin(names), std::end(names),
-                                 [&](const auto& p) { return p.first == part; });
-    if (it == std::end(names)) {
-      throw usage_error("--policy: unknown policy '" + part +
-                        "' (known: random, dotprod, clustering, packing, bestfit, fgd, all)");
-    }
-    out.push_back(it->second);
-  }
-  if (out.empty()) throw usage_error("--policy: no policy given");
-  return out;
-}
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -312,39 +214,33 @@ void write_csvs(const std::filesystem::path& dir, const std::string& workload,
   write_discrete_csv(dir / "analysis_frag_ratio_discrete.csv", workload, ratio, false, "%.15g");
 }
 
-int run_packing(std::span<const std::string_view> args) {
-  const options o(args,
-                  {"--nodes", "--pods", "--policy", "--seeds", "--tune", "--out", "--published",
-                   "--workload", "--popularity"},
-                  {"--random-ties", "--name-order", "--no-timing"});
-  const auto nodes_path = o.require("--nodes");
-  const auto pods_path = o.require("--pods");
-  const auto policies = parse_policies(o.get("--policy", "all"));
-  const auto seeds = parse_seeds(o.get("--seeds", "42-51"));
-  const double tune = to_double(o.get("--tune", "1.3"), "--tune");
-  const double popularity = to_double(o.get("--popularity", "95"), "--popularity");
-  if (!(tune > 0) || tune > 10) throw usage_error("--tune: must be in (0, 10]");
-  if (!(popularity > 0) || popularity > 100) throw usage_error("--popularity: must be in (0, 100]");
-  const bool timing = !o.has("--no-timing");
+int run_packing(const experiment_args& o) {
+  const auto& nodes_path = o.nodes;
+  const auto& pods_path = o.pods;
+  const auto& policies = o.policies;
+  const auto& seeds = o.seeds;
+  const double tune = o.tune;
+  const double popularity = o.popularity;
+  const bool timing = o.timing;
   const std::string workload =
-      o.get("--workload", std::filesystem::path(pods_path).stem().string());
+      o.workload.empty() ? std::filesystem::path(pods_path).stem().string() : o.workload;
 
   g_stage = "loading " + nodes_path + " and " + pods_path;
   const gs::fgd_experiment exp(gs::load_openb_nodes(nodes_path), load_pods(pods_path));
-  if (o.has("--out")) {
+  if (!o.out.empty()) {
     std::vector<std::pair<std::string, std::string>> inputs{{"nodes", nodes_path},
                                                             {"pods", pods_path}};
-    if (o.has("--published")) inputs.emplace_back("published", o.get("--published"));
+    if (!o.published.empty()) inputs.emplace_back("published", o.published);
     std::vector<std::string> names;
     for (const auto k : policies) names.emplace_back(gs::fgd_policy_label(k));
-    start_out_dir(o.get("--out"), "packing", inputs,
+    start_out_dir(o.out, "packing", inputs,
                   {{"workload", gs::detail::json_string(workload)},
                    {"policies", json_strings(names)},
                    {"seeds", json_array(seeds)},
                    {"tune", gs::detail::num(tune)},
                    {"popularity", gs::detail::num(popularity)},
-                   {"random_ties", o.has("--random-ties") ? "true" : "false"},
-                   {"name_order", o.has("--name-order") ? "true" : "false"},
+                   {"random_ties", o.random_ties ? "true" : "false"},
+                   {"name_order", o.name_order ? "true" : "false"},
                    {"nodes", std::to_string(exp.node_count())},
                    {"gpus", std::to_string(exp.total_gpus())},
                    {"pods", std::to_string(exp.pod_count())}});
@@ -367,8 +263,8 @@ int run_packing(std::span<const std::string_view> args) {
       cfg.seed = seed;
       cfg.tune = tune;
       cfg.popularity = popularity;
-      cfg.random_ties = o.has("--random-ties");
-      cfg.permute_nodes = !o.has("--name-order");
+      cfg.random_ties = o.random_ties;
+      cfg.permute_nodes = !o.name_order;
       auto r = exp.run(cfg);
       std::printf("%-17s %5llu %8zu %8zu %8.2f %8.2f %8.2f %7.2f",
                   std::string(gs::fgd_policy_label(k)).c_str(),
@@ -383,9 +279,9 @@ int run_packing(std::span<const std::string_view> args) {
     }
   }
   published_means pub;
-  const bool have_pub = o.has("--published");
-  g_stage = "reading the published table " + o.get("--published");
-  if (have_pub) pub = read_published(o.get("--published"), workload, last_s);
+  const bool have_pub = !o.published.empty();
+  g_stage = "reading the published table " + o.published;
+  if (have_pub) pub = read_published(o.published, workload, last_s);
   std::printf("\nUnallocated GPU %% (mean over %zu seed(s))%s\n", seeds.size(),
               have_pub ? ", ours vs published (FGD artifact, same workload)" : "");
   std::printf("%-17s %9s %9s", "policy", "ours@100", ("ours@" + last_s).c_str());
@@ -407,76 +303,41 @@ int run_packing(std::span<const std::string_view> args) {
     }
     std::printf("\n");
   }
-  if (o.has("--out")) {
-    g_stage = "writing the tables under " + o.get("--out");
-    write_csvs(o.get("--out"), workload, runs);
+  if (!o.out.empty()) {
+    g_stage = "writing the tables under " + o.out;
+    write_csvs(o.out, workload, runs);
     std::printf(
         "\nwrote analysis_allo_discrete.csv, analysis_frag_discrete.csv, "
         "analysis_frag_ratio_discrete.csv to %s\n",
-        o.get("--out").c_str());
+        o.out.c_str());
   }
   return 0;
 }
 
-std::vector<gs::mig_policy_kind> parse_mig_policies(const std::string& s) {
-  std::vector<gs::mig_policy_kind> out;
-  for (const auto& part : split(s, ',')) {
-    if (part == "first-fit") {
-      out.push_back(gs::mig_policy_kind::first_fit);
-    } else if (part == "mig-aware") {
-      out.push_back(gs::mig_policy_kind::mig_aware);
-    } else if (part == "all") {
-      out.push_back(gs::mig_policy_kind::first_fit);
-      out.push_back(gs::mig_policy_kind::mig_aware);
-    } else {
-      throw usage_error("--policy: unknown policy '" + part +
-                        "' (known: first-fit, mig-aware, all)");
-    }
-  }
-  if (out.empty()) throw usage_error("--policy: no policy given");
-  return out;
-}
-
 /// The MIG variant: the packing experiment's pods and seeded workload on a MIG-partitioned
 /// copy of the cluster (benchmarks/experiment/mig_experiment.hpp).
-int run_mig(std::span<const std::string_view> args) {
-  const options o(args,
-                  {"--nodes", "--pods", "--model", "--cover", "--policy", "--seeds", "--tune",
-                   "--out", "--workload"},
-                  {"--with-fractional", "--check-invariants", "--no-timing"});
-  const auto nodes_path = o.require("--nodes");
-  const auto pods_path = o.require("--pods");
-  std::string model;
-  try {
-    model = gs::mig_model_name(o.get("--model", "A100-40GB"), "--model");
-  } catch (const gs::invalid_value_error&) {
-    std::string known = "A100-40GB, H100-80GB";
-    for (const char* n : gs::mig_model_names) known += std::string(", ") + n;
-    throw usage_error("--model: unknown MIG model '" + o.get("--model") + "' (known: " + known +
-                      ")");
-  }
-  const auto cover_s = o.get("--cover", "compute");
-  if (cover_s != "compute" && cover_s != "memory") {
-    throw usage_error("--cover: unknown cover '" + cover_s + "' (known: compute, memory)");
-  }
+int run_mig(const experiment_args& o) {
+  const auto& nodes_path = o.nodes;
+  const auto& pods_path = o.pods;
+  const std::string& model = o.model;
+  const std::string& cover_s = o.cover;
   const auto cover = cover_s == "compute" ? gs::mig_cover::compute : gs::mig_cover::memory;
-  const auto policies = parse_mig_policies(o.get("--policy", "all"));
-  const auto seeds = parse_seeds(o.get("--seeds", "42-51"));
-  const double tune = to_double(o.get("--tune", "1.3"), "--tune");
-  if (!(tune > 0) || tune > 10) throw usage_error("--tune: must be in (0, 10]");
-  const bool timing = !o.has("--no-timing");
-  const bool fractional = o.has("--with-fractional");
+  const auto& policies = o.mig_policies;
+  const auto& seeds = o.seeds;
+  const double tune = o.tune;
+  const bool timing = o.timing;
+  const bool fractional = o.fractional;
   const std::string workload =
-      o.get("--workload", std::filesystem::path(pods_path).stem().string());
+      o.workload.empty() ? std::filesystem::path(pods_path).stem().string() : o.workload;
 
   g_stage = "loading " + nodes_path + " and " + pods_path;
   const gs::mig_experiment exp(gs::load_openb_nodes(nodes_path), load_pods(pods_path),
                                model, cover);
-  if (o.has("--out")) {
+  if (!o.out.empty()) {
     std::vector<std::string> names;
     for (const auto k : policies) names.emplace_back(gs::mig_policy_label(k));
     if (fractional) names.emplace_back(gs::fgd_policy_label(gs::fgd_policy_kind::fgd));
-    start_out_dir(o.get("--out"), "mig", {{"nodes", nodes_path}, {"pods", pods_path}},
+    start_out_dir(o.out, "mig", {{"nodes", nodes_path}, {"pods", pods_path}},
                   {{"workload", gs::detail::json_string(workload)},
                    {"model", gs::detail::json_string(model)},
                    {"cover", gs::detail::json_string(cover_s)},
@@ -529,7 +390,7 @@ int run_mig(std::span<const std::string_view> args) {
       cfg.policy = k;
       cfg.seed = seed;
       cfg.tune = tune;
-      cfg.check_invariants = o.has("--check-invariants");
+      cfg.check_invariants = o.check_invariants;
       auto r = exp.run(cfg);
       if (!r.violations.empty()) {
         throw std::runtime_error("invariant violated (" + std::string(gs::mig_policy_label(k)) +
@@ -565,9 +426,9 @@ int run_mig(std::span<const std::string_view> args) {
     std::printf("%-13s %9.2f %9.2f %8.2f %8.2f\n", label.c_str(), m.unalc100, m.unalc_last,
                 m.served, m.used100);
   }
-  if (o.has("--out")) {
-    g_stage = "writing the tables under " + o.get("--out");
-    const std::filesystem::path dir = o.get("--out");
+  if (!o.out.empty()) {
+    g_stage = "writing the tables under " + o.out;
+    const std::filesystem::path dir = o.out;
     std::vector<csv_row> allo, used;
     for (const auto& r : runs) {
       allo.push_back(
@@ -588,71 +449,41 @@ int run_mig(std::span<const std::string_view> args) {
   return 0;
 }
 
-struct subcommand {
-  std::string_view name;
-  std::string_view usage;
-  int (*run)(std::span<const std::string_view>);
-};
-
-constexpr subcommand commands[] = {
-    {"packing",
-     "packing --nodes NODE_CSV --pods POD_CSV [--policy random|dotprod|clustering|packing|"
-     "bestfit|fgd|all[,...]] [--seeds 42-51] [--tune 1.3] [--out DIR] [--published ALLO_CSV] "
-     "[--workload NAME] [--popularity 95] [--random-ties] [--name-order] [--no-timing]",
-     run_packing},
-    {"mig",
-     "mig --nodes NODE_CSV --pods POD_CSV [--model A100-40GB|H100-80GB] [--cover compute|memory] "
-     "[--policy first-fit|mig-aware|all[,...]] [--seeds 42-51] [--tune 1.3] [--with-fractional] "
-     "[--out DIR] [--workload NAME] [--check-invariants] [--no-timing]",
-     run_mig},
-};
-
-void usage(std::FILE* to) {
-  std::fprintf(to, "usage: gpusched-experiment <subcommand> [options]\nsubcommands:\n");
-  for (const auto& c : commands)
-    std::fprintf(to, "  %.*s\n", static_cast<int>(c.usage.size()), c.usage.data());
-  std::fprintf(to,
-               "  replay [--config FILE] [options]   (replay a trace; 'replay --help' for the "
-               "options)\n");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string_view> args(argv + 1, argv + argc);
+  std::vector<std::string> args(argv + 1, argv + argc);
   g_command.assign(argv, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    usage(args.empty() ? stderr : stdout);
-    return args.empty() ? 2 : 0;
-  }
-  // `replay` parses its own options (benchmarks/replay/replay.hpp); argv[0] is its name.
-  if (args[0] == "replay") return gpusched_experiment::run_replay(argc - 1, argv + 1);
-  const auto it = std::find_if(std::begin(commands), std::end(commands),
-                               [&](const subcommand& c) { return c.name == args[0]; });
-  if (it == std::end(commands)) {
-    std::fprintf(stderr, "gpusched-experiment: unknown subcommand '%.*s'\n",
-                 static_cast<int>(args[0].size()), args[0].data());
-    usage(stderr);
-    return 2;
-  }
+  std::string sub = args.empty() ? std::string() : args.front();
   try {
-    return it->run(std::span(args).subspan(1));
+    const auto cmd = gpusched_experiment::parse_experiment_command(args);
+    if (cmd.what == gpusched_experiment::parsed_command::kind::help) {
+      std::fputs(cmd.help.c_str(), stdout);
+      return 0;
+    }
+    // `replay` parses its own options (benchmarks/replay/replay.hpp); argv[0] is its name.
+    if (cmd.what == gpusched_experiment::parsed_command::kind::replay) {
+      return gpusched_experiment::run_replay(argc - 1, argv + 1);
+    }
+    sub = cmd.args.subcommand;
+    return sub == "packing" ? run_packing(cmd.args) : run_mig(cmd.args);
   } catch (const usage_error& e) {
-    std::fprintf(stderr, "gpusched-experiment %.*s: %s\n", static_cast<int>(it->name.size()),
-                 it->name.data(), e.what());
-    usage(stderr);
+    const std::string what = e.what();
+    const bool named = what.starts_with("packing: ") || what.starts_with("mig: ");
+    std::fprintf(stderr, "gpusched-experiment%s%s\n(gpusched-experiment %s--help for usage)\n",
+                 named ? " " : ": ", what.c_str(), named ? (sub + " ").c_str() : "");
     return 2;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "gpusched-experiment %.*s: out of memory while %s\n",
-                 static_cast<int>(it->name.size()), it->name.data(), g_stage.c_str());
+    std::fprintf(stderr, "gpusched-experiment %s: out of memory while %s\n", sub.c_str(),
+                 g_stage.c_str());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpusched-experiment %.*s: %s (while %s)\n",
-                 static_cast<int>(it->name.size()), it->name.data(), e.what(), g_stage.c_str());
+    std::fprintf(stderr, "gpusched-experiment %s: %s (while %s)\n", sub.c_str(), e.what(),
+                 g_stage.c_str());
     return 1;
   } catch (...) {
-    std::fprintf(stderr, "gpusched-experiment %.*s: unknown exception while %s\n",
-                 static_cast<int>(it->name.size()), it->name.data(), g_stage.c_str());
+    std::fprintf(stderr, "gpusched-experiment %s: unknown exception while %s\n", sub.c_str(),
+                 g_stage.c_str());
     return 1;
   }
 }

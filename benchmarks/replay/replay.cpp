@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Implementation of the replay command; usage in kUsage below and in benchmarks/README.md.
+// Implementation of the replay command; options in kOptions below and in benchmarks/README.md.
 #include "replay.hpp"
 
 #include "outputs.hpp"  // write_file, run_record
@@ -22,6 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include <gpusched/core/parse.hpp>
 #include <gpusched/gpusched.hpp>
 
@@ -30,62 +32,6 @@ namespace gs = gpusched;
 namespace gpusched_experiment {
 namespace {
 
-constexpr const char* kUsage = R"(usage: replay [--config FILE] [options]
-Replays a job trace on a simulated cluster and reports metrics.
-
-  --trace KIND:PATH         philly:FILE | tiresias:FILE | openb:FILE |
-                            synthetic:JOBS:JOBS_PER_HOUR[:TENANTS]     (required;
-                            JOBS at most 1e8, TENANTS at most 100,000)
-  --cluster NODESxGPUS[:MODEL]   homogeneous cluster (default 250x8:V100-SXM2-32GB), or
-            openb:NODE_CSV      the nodes of an openb node list (sn,cpu_milli,memory_mib,gpu,model)
-  --cpu-per-gpu CORES       CPU per GPU for traces without CPU figures (default 4)
-  --policy SPEC             one composition: slot=name,... over the slots ordering,
-                            admission, packing, placement, preemption (defaults: the library's);
-                            names: listed at the end of --help. Among them: ordering=2d-gittins
-                            (needs --gittins-prior), preemption=las (Tiresias: a job in a
-                            higher attained-service queue preempts lower queues) and
-                            preemption=srtf|srsf (preemptive oracle: a job preempts jobs with
-                            more remaining time or service); attained-service orderings and
-                            these preemptions read the service record the simulator keeps
-  --compare SPEC;SPEC;...   several compositions, run on the same trace, shown side by side;
-                            a SPEC may start with LABEL: (default label: the names joined by /)
-  --tenant NAME             keep only jobs of this tenant (Philly: virtual cluster)
-  --limit N                 keep only the first N jobs (by submission)
-  --arrival-scale F         multiply every inter-arrival time by F > 0 (F < 1 compresses the
-                            trace: 0.25 offers four times the load; durations are unchanged)
-  --seed N                  simulator seed (default 1)
-  --trigger event|SECONDS   cycle on every event (default) or every SECONDS (at least 1)
-  --node-mtbf-hours H       mean time between failures per node (default 0: none)
-  --repair-hours H          repair time of a failed node (default 1)
-  --gpu-mtbf-hours H        mean time between failures per GPU (default 0: none); a failed GPU
-                            interrupts only the jobs holding it, its node stays in service
-  --gpu-repair-hours H      repair time of a failed GPU (default 1)
-  --time-limit-days D       stop D simulated days after the first event (default 0: none);
-                            jobs not finished by then are reported as unfinished. Without
-                            checkpoints, a job longer than its GPUs' MTBF may never finish
-  --checkpoint-interval-s S periodic checkpoint interval of every job (default 0: none;
-                            otherwise at least 1)
-  --checkpoint-cost-s S     time to write a checkpoint (default 0)
-  --restore-cost-s S        time to restore after a restart (default 0)
-  --graceful-preemption     a preempted job saves its progress (Tiresias' assumption)
-  --gittins-prior FILE      GPU-time prior (Tiresias yarn-gput*.csv: header, one GPU-seconds
-                            sample per line) enabling the ordering name 2d-gittins
-  --urgent-fraction F       promote each job with probability F (drawn from --seed) to
-                            priority --urgent-priority; reports the urgent jobs' wait
-  --urgent-priority P       priority of promoted jobs (default 100; trace jobs have 0)
-  --leaf-nodes K            a leaf/spine fabric of K nodes per leaf: placement=topology
-                            uses it (a requeued gang prefers its previous node, then leaf),
-                            and gang locality is reported per leaf
-  --sample-s S              time-series spacing (default 600)
-  --check-invariants        check the cluster invariants after every event (slow)
-  --out DIR                 write summary.csv, and per composition LABEL/{summary.json,
-                            jobs.csv,samples.csv,tenants.csv}
-  --progress                print a progress line on standard error
-  --quiet                   do not print the table
-  --help                    this text
-A config FILE holds the same options, one per line as `key = value` (or a bare `key` for a
-flag), `#` starts a comment; later command-line options override it.
-)";
 
 struct options {
   std::string trace;
@@ -326,28 +272,110 @@ void read_config(options& o, const std::string& path) {
   o.config_files.push_back(path);
 }
 
-options parse(const std::vector<std::string>& args, options o = {}, bool read_files = true) {
+/// One option of the command: its name (without `--`), the name of its value (empty: a flag)
+/// and its help text. The command line is parsed by CLI11 over this table; every value goes
+/// through `apply` (the checks above), so a config file line and a command-line option obey the
+/// same rules.
+struct option_doc {
+  const char* key;
+  const char* value;
+  const char* help;
+};
+constexpr option_doc kOptions[] = {
+    {"config", "FILE", "options as `key = value` lines (a bare `key` for a flag, `#` starts a comment); later command-line options override them"},
+    {"trace", "KIND:PATH", "philly:FILE | tiresias:FILE | openb:FILE | synthetic:JOBS:JOBS_PER_HOUR[:TENANTS] (required; JOBS at most 1e8, TENANTS at most 100,000)"},
+    {"cluster", "NODESxGPUS[:MODEL]", "homogeneous cluster (default 250x8:V100-SXM2-32GB), or openb:NODE_CSV: the nodes of an openb node list (sn,cpu_milli,memory_mib,gpu,model)"},
+    {"cpu-per-gpu", "CORES", "CPU per GPU for traces without CPU figures (default 4)"},
+    {"policy", "SPEC", "one composition: [LABEL:]slot=name,... over the slots ordering, admission, packing, placement, preemption (defaults: the library's; names: listed at the end). Among them: ordering=2d-gittins (needs --gittins-prior), preemption=las (Tiresias), preemption=srtf|srsf (preemptive oracle)"},
+    {"compare", "SPEC;SPEC;...", "several compositions on the same trace, side by side; a SPEC may start with LABEL: (default label: the names joined by /); labels name folders under --out and must differ"},
+    {"tenant", "NAME", "keep only jobs of this tenant (Philly: virtual cluster)"},
+    {"limit", "N", "keep only the first N jobs (by submission)"},
+    {"arrival-scale", "F", "multiply every inter-arrival time by F > 0 (0.25 offers four times the load; durations unchanged)"},
+    {"seed", "N", "simulator seed (default 1)"},
+    {"trigger", "event|SECONDS", "cycle on every event (default) or every SECONDS (at least 1)"},
+    {"node-mtbf-hours", "H", "mean time between failures per node (default 0: none)"},
+    {"repair-hours", "H", "repair time of a failed node (default 1)"},
+    {"gpu-mtbf-hours", "H", "mean time between failures per GPU (default 0: none); a failed GPU interrupts only the jobs holding it"},
+    {"gpu-repair-hours", "H", "repair time of a failed GPU (default 1)"},
+    {"time-limit-days", "D", "stop D simulated days after the first event (default 0: none); jobs not finished by then are reported as unfinished"},
+    {"checkpoint-interval-s", "S", "periodic checkpoint interval of every job (default 0: none; otherwise at least 1)"},
+    {"checkpoint-cost-s", "S", "time to write a checkpoint (default 0)"},
+    {"restore-cost-s", "S", "time to restore after a restart (default 0)"},
+    {"graceful-preemption", "", "a preempted job saves its progress (Tiresias' assumption)"},
+    {"gittins-prior", "FILE", "GPU-time prior (Tiresias yarn-gput*.csv: header, one GPU-seconds sample per line) enabling ordering=2d-gittins"},
+    {"urgent-fraction", "F", "promote each job with probability F (drawn from --seed) to priority --urgent-priority; reports the urgent jobs' wait"},
+    {"urgent-priority", "P", "priority of promoted jobs (default 100; trace jobs have 0)"},
+    {"leaf-nodes", "K", "a leaf/spine fabric of K nodes per leaf: placement=topology uses it, gang locality is reported per leaf"},
+    {"sample-s", "S", "time-series spacing (default 600; 0: no samples)"},
+    {"check-invariants", "", "check the cluster invariants after every event (slow)"},
+    {"out", "DIR", "write run.json, summary.csv and per composition LABEL/{summary.json,jobs.csv,samples.csv,tenants.csv,placement_urgent.csv}"},
+    {"progress", "", "print a progress line on standard error"},
+    {"quiet", "", "do not print the table"},
+};
+
+/// The command-line parser of the replay command (CLI11): every option of kOptions, each value
+/// handed to `apply` after parsing. A flag takes no value or `=true`/`=false`.
+std::unique_ptr<CLI::App> make_app(options& o, const std::string& name) {
+  auto app = std::make_unique<CLI::App>(
+      "Replays a job trace on a simulated cluster with one or several policy compositions and "
+      "reports metrics (benchmarks/README.md).",
+      name);
+  app->set_help_flag("--help,-h", "this text, then every policy name of the registry");
+  app->footer(
+      "A config FILE holds the same options, one per line as `key = value` (or a bare `key` for "
+      "a flag); `#` starts a comment at the start of a line or after white space; later "
+      "command-line options override it.");
+  for (const auto& d : kOptions) {
+    const std::string key = d.key;
+    auto* opt = app->add_option_function<std::string>(
+        "--" + key,
+        [&o, key](const std::string& v) {
+          if (key != "config") apply(o, key, v);
+        },
+        d.help);
+    if (*d.value == '\0') {
+      opt->expected(0, 1);  // `--quiet` or `--quiet=false`
+      opt->type_name("");
+    } else {
+      opt->type_name(d.value);
+    }
+    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+  // Both set the compositions: given together, one would silently win.
+  app->get_option("--policy")->excludes(app->get_option("--compare"));
+  return app;
+}
+
+options parse(const std::vector<std::string>& args, options o = {}, bool read_files = true,
+              const std::string& name = "gpusched-replay") {
   for (std::size_t i = 0; i < args.size(); ++i) {  // the config file first
     if (!read_files) break;
     if (args[i] == "--config" && i + 1 < args.size()) read_config(o, args[i + 1]);
     if (args[i].rfind("--config=", 0) == 0) read_config(o, args[i].substr(9));
   }
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i];
-    if (a.rfind("--", 0) != 0) throw usage_error{"unexpected argument '" + a + "'"};
-    a = a.substr(2);
-    std::string v;
-    if (const auto eq = a.find('='); eq != std::string::npos) {
-      v = a.substr(eq + 1);
-      a.resize(eq);
-    } else if (!is_flag(a)) {
-      if (i + 1 >= args.size()) throw usage_error{"--" + a + " needs a value"};
-      v = args[++i];
-    }
-    if (a == "config") continue;
-    apply(o, a, v);
+  auto app = make_app(o, name);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them reversed
+  app->allow_extras();  // named below, one at a time, as before
+  try {
+    app->parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    o.help = true;
+    return o;
+  } catch (const CLI::ParseError& e) {
+    throw usage_error{e.what()};
+  }
+  if (const auto extra = app->remaining(); !extra.empty()) {
+    const std::string& a = extra.front();
+    if (a.rfind("--", 0) == 0) throw usage_error{"unknown option " + a.substr(0, a.find('='))};
+    throw usage_error{"unexpected argument '" + a + "'"};
   }
   return o;
+}
+
+/// The help text: CLI11's option list, then every policy name of the registry.
+std::string help_text(const std::string& name) {
+  options o;
+  return make_app(o, name)->help();
 }
 
 struct cluster_spec {
@@ -859,12 +887,14 @@ void print_policy_names(std::ostream& out) {
 int run_replay(int argc, char** argv, std::ostream& out, std::ostream& err) {
   g_stage = "reading the options";
   try {
-    options o = parse(std::vector<std::string>(argv + 1, argv + argc));
-    o.command.assign(argv, argv + argc);
     // the replay subcommand of gpusched-experiment is called with argv[0] = "replay"
-    if (argc > 0 && std::string_view(argv[0]) == "replay") o.program = "gpusched-experiment replay";
+    const bool sub = argc > 0 && std::string_view(argv[0]) == "replay";
+    const std::string name = sub ? "gpusched-experiment replay" : "gpusched-replay";
+    options o = parse(std::vector<std::string>(argv + 1, argv + argc), {}, true, name);
+    o.command.assign(argv, argv + argc);
+    o.program = name;
     if (o.help) {
-      out << kUsage;
+      out << help_text(name);
       print_policy_names(out);
       return 0;
     }
@@ -920,7 +950,7 @@ std::vector<replay_tables> run_replay_tables(const std::vector<std::string>& arg
     o.command = args;
     if (o.help) {
       throw gs::invalid_value_error(gs::error_id::invalid_value, "replay", "help", "true",
-                                    std::string("usage:\n") + kUsage);
+                                    help_text("gpusched.replay"));
     }
     std::ostringstream quiet_out, quiet_err;
     (void)run(o, quiet_out, quiet_err, registry, &tables);
