@@ -180,6 +180,12 @@ inline std::unique_ptr<CLI::App> make_experiment_app(raw_args& r) {
         ->type_name("DIR");
     c->add_option("--workload", r.workload, "workload name in the tables (default: the pod file's stem)")
         ->type_name("NAME");
+    c->add_option("--jobs", r.jobs,
+                  "run independent (policy, seed) cells on N threads (default: the machine's "
+                  "cores); the outputs are the same bytes for every N")
+        ->type_name("N");
+    c->add_flag("--progress", r.progress,
+                "print progress on standard error: cells done of all, elapsed, ETA");
     c->add_flag("--no-timing", r.no_timing, "leave out the wall-time column (output then repeatable byte for byte)");
   };
   auto* packing = app->add_subcommand(

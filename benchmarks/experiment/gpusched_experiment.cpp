@@ -12,6 +12,8 @@
 //
 // Subcommands are rows of the `commands` table below: adding one is a function and a line.
 #include <algorithm>
+#include <atomic>
+#include <iostream>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -33,6 +35,7 @@
 
 #include "fgd_experiment.hpp"
 #include "mig_experiment.hpp"
+#include "cells.hpp"            // run_cells, grid_progress (benchmarks/replay/)
 #include "experiment_args.hpp"  // the command line (CLI11)
 #include "outputs.hpp"          // write_file, run_record (benchmarks/replay/)
 #include "replay.hpp"   // the replay subcommand (benchmarks/replay/)
@@ -256,28 +259,45 @@ int run_packing(const experiment_args& o) {
               timing ? "   wall_s" : "");
   std::vector<gs::fgd_run_result> runs;
   std::map<gs::fgd_policy_kind, std::pair<double, double>> mean;
-  for (const auto k : policies) {
-    for (const auto seed : seeds) {
-      gs::fgd_run_config cfg;
-      cfg.policy = k;
-      cfg.seed = seed;
-      cfg.tune = tune;
-      cfg.popularity = popularity;
-      cfg.random_ties = o.random_ties;
-      cfg.permute_nodes = !o.name_order;
-      auto r = exp.run(cfg);
-      std::printf("%-17s %5llu %8zu %8zu %8.2f %8.2f %8.2f %7.2f",
-                  std::string(gs::fgd_policy_label(k)).c_str(),
-                  static_cast<unsigned long long>(seed), r.pods, r.failed,
-                  r.alloc[std::min<std::size_t>(100, r.bins() - 1)], r.unallocated_at(100),
-                  r.unallocated_at(last), r.frag[std::min<std::size_t>(100, r.bins() - 1)]);
-      if (timing) std::printf(" %8.3f", r.seconds);
-      std::printf("\n");
-      mean[k].first += r.unallocated_at(100) / static_cast<double>(seeds.size());
-      mean[k].second += r.unallocated_at(last) / static_cast<double>(seeds.size());
-      runs.push_back(std::move(r));
-    }
-  }
+  // The (policy, seed) cells run on --jobs threads; each row is printed in cell order, so the
+  // output is the same bytes for every --jobs (with --no-timing).
+  const std::size_t n_cells = policies.size() * seeds.size();
+  std::vector<gs::fgd_run_result> cell(n_cells);
+  gpusched_experiment::grid_progress progress(
+      std::cerr, o.progress, gpusched_experiment::grid_progress::stderr_is_terminal());
+  std::atomic<std::size_t> cells_done{0};
+  const auto run_cell = [&](std::size_t i) {
+    gs::fgd_run_config cfg;
+    cfg.policy = policies[i / seeds.size()];
+    cfg.seed = seeds[i % seeds.size()];
+    cfg.tune = tune;
+    cfg.popularity = popularity;
+    cfg.random_ties = o.random_ties;
+    cfg.permute_nodes = !o.name_order;
+    cell[i] = exp.run(cfg);
+    const auto d = ++cells_done;
+    progress.report(std::to_string(d) + "/" + std::to_string(n_cells) + " cells done, " +
+                        progress.timing(static_cast<double>(d) / static_cast<double>(n_cells)),
+                    d == n_cells);
+  };
+  const auto hand_back = [&](std::size_t i) {
+    const auto k = policies[i / seeds.size()];
+    const auto seed = seeds[i % seeds.size()];
+    auto r = std::move(cell[i]);
+    std::printf("%-17s %5llu %8zu %8zu %8.2f %8.2f %8.2f %7.2f",
+                std::string(gs::fgd_policy_label(k)).c_str(),
+                static_cast<unsigned long long>(seed), r.pods, r.failed,
+                r.alloc[std::min<std::size_t>(100, r.bins() - 1)], r.unallocated_at(100),
+                r.unallocated_at(last), r.frag[std::min<std::size_t>(100, r.bins() - 1)]);
+    if (timing) std::printf(" %8.3f", r.seconds);
+    std::printf("\n");
+    std::fflush(stdout);
+    mean[k].first += r.unallocated_at(100) / static_cast<double>(seeds.size());
+    mean[k].second += r.unallocated_at(last) / static_cast<double>(seeds.size());
+    runs.push_back(std::move(r));
+  };
+  gpusched_experiment::run_cells(n_cells, o.jobs > 0 ? o.jobs : gpusched_experiment::default_jobs(),
+                                 run_cell, hand_back);
   published_means pub;
   const bool have_pub = !o.published.empty();
   g_stage = "reading the published table " + o.published;
@@ -384,14 +404,40 @@ int run_mig(const experiment_args& o) {
   };
   std::vector<gs::mig_run_result> runs;
   std::vector<gs::fgd_run_result> fgd_runs;
-  for (const auto k : policies) {
-    for (const auto seed : seeds) {
+  // Cells: (MIG policy, seed), then (fractional FGD, seed); run on --jobs threads, printed in
+  // cell order (the same bytes for every --jobs, with --no-timing).
+  const std::size_t n_mig = policies.size() * seeds.size();
+  const std::size_t n_cells = n_mig + (fractional ? seeds.size() : 0);
+  std::vector<gs::mig_run_result> mig_cell(n_mig);
+  std::vector<gs::fgd_run_result> fgd_cell(n_cells - n_mig);
+  gpusched_experiment::grid_progress progress(
+      std::cerr, o.progress, gpusched_experiment::grid_progress::stderr_is_terminal());
+  std::atomic<std::size_t> cells_done{0};
+  const auto run_cell = [&](std::size_t i) {
+    if (i < n_mig) {
       gs::mig_run_config cfg;
-      cfg.policy = k;
-      cfg.seed = seed;
+      cfg.policy = policies[i / seeds.size()];
+      cfg.seed = seeds[i % seeds.size()];
       cfg.tune = tune;
       cfg.check_invariants = o.check_invariants;
-      auto r = exp.run(cfg);
+      mig_cell[i] = exp.run(cfg);
+    } else {
+      gs::fgd_run_config cfg;
+      cfg.policy = gs::fgd_policy_kind::fgd;
+      cfg.seed = seeds[i - n_mig];
+      cfg.tune = tune;
+      fgd_cell[i - n_mig] = exp.fractional().run(cfg);
+    }
+    const auto d = ++cells_done;
+    progress.report(std::to_string(d) + "/" + std::to_string(n_cells) + " cells done, " +
+                        progress.timing(static_cast<double>(d) / static_cast<double>(n_cells)),
+                    d == n_cells);
+  };
+  const auto hand_back = [&](std::size_t i) {
+    if (i < n_mig) {
+      const auto k = policies[i / seeds.size()];
+      const auto seed = seeds[i % seeds.size()];
+      auto r = std::move(mig_cell[i]);
       if (!r.violations.empty()) {
         throw std::runtime_error("invariant violated (" + std::string(gs::mig_policy_label(k)) +
                                  ", seed " + std::to_string(seed) + "): " + r.violations.front());
@@ -399,23 +445,19 @@ int run_mig(const experiment_args& o) {
       row(std::string(gs::mig_policy_label(k)), seed, r.pods, r.failed, r.served_pct(), r.alloc,
           r.used, r.seconds);
       runs.push_back(std::move(r));
-    }
-  }
-  if (fractional) {
-    for (const auto seed : seeds) {
-      gs::fgd_run_config cfg;
-      cfg.policy = gs::fgd_policy_kind::fgd;
-      cfg.seed = seed;
-      cfg.tune = tune;
-      auto r = exp.fractional().run(cfg);
+    } else {
+      auto r = std::move(fgd_cell[i - n_mig]);
       const double served =
           r.pods == 0 ? 100.0 : 100.0 * static_cast<double>(r.placed) / static_cast<double>(r.pods);
       // Fractional shares: what is allocated is what the placed pods asked for.
-      row(std::string(gs::fgd_policy_label(r.policy)), seed, r.pods, r.failed, served, r.alloc,
-          r.alloc, r.seconds);
+      row(std::string(gs::fgd_policy_label(r.policy)), seeds[i - n_mig], r.pods, r.failed, served,
+          r.alloc, r.alloc, r.seconds);
       fgd_runs.push_back(std::move(r));
     }
-  }
+    std::fflush(stdout);
+  };
+  gpusched_experiment::run_cells(n_cells, o.jobs > 0 ? o.jobs : gpusched_experiment::default_jobs(),
+                                 run_cell, hand_back);
   std::printf(
       "\nMean over %zu seed(s): unallocated GPU %% (free compute slices; fractional: free "
       "share), pods served %%, GPU share used by placed pods %%\n",

@@ -2,9 +2,12 @@
 // Implementation of the replay command; options in kOptions below and in benchmarks/README.md.
 #include "replay.hpp"
 
+#include "cells.hpp"    // run_cells, grid_progress
 #include "outputs.hpp"  // write_file, run_record
 
 #include <algorithm>  // std::all_of
+#include <atomic>
+#include <cstdio>  // std::snprintf
 #include <chrono>
 #include <cmath>  // std::llround
 #include <cstdint>
@@ -56,6 +59,7 @@ struct options {
   bool check = false;
   std::string out_dir;
   bool progress = false, quiet = false, help = false;
+  unsigned jobs = 0;  ///< --jobs: threads for the compositions (0: the machine's cores)
   // For run.json: the command line, the options given (config file, then command line; the
   // later value of a key wins) and the config files read.
   std::string program = "gpusched-replay";
@@ -217,6 +221,9 @@ void apply_one(options& o, const std::string& k, const std::string& v) {
     }
   } else if (k == "out") {
     o.out_dir = v;
+  } else if (k == "jobs") {
+    o.jobs = to_whole<unsigned>(k, v, 1024);
+    if (o.jobs == 0) throw usage_error{"--jobs: must be at least 1"};
   } else if (k == "graceful-preemption") {
     o.graceful = to_flag(k, v);
   } else if (k == "check-invariants") {
@@ -309,7 +316,8 @@ constexpr option_doc kOptions[] = {
     {"sample-s", "S", "time-series spacing (default 600; 0: no samples)"},
     {"check-invariants", "", "check the cluster invariants after every event (slow)"},
     {"out", "DIR", "write run.json, summary.csv and per composition LABEL/{summary.json,jobs.csv,samples.csv,tenants.csv,placement_urgent.csv}"},
-    {"progress", "", "print a progress line on standard error"},
+    {"jobs", "N", "run the compositions on N threads (default: the machine's cores; from Python: 1); the outputs are the same bytes for every N"},
+    {"progress", "", "print progress on standard error for the whole grid: jobs done of all compositions, simulated day, elapsed, ETA (one line rewritten on a terminal, plain lines every 10 s otherwise)"},
     {"quiet", "", "do not print the table"},
 };
 
@@ -717,50 +725,82 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
   };
   std::vector<extra_figures> extra(comps.size());
   std::vector<gs::sim_summary> results;
-  for (std::size_t ci = 0; ci < comps.size(); ++ci) {
+  // Each composition is a cell: they run on --jobs threads and are handed back in order (files,
+  // warnings and tables are written there), so the outputs are the same bytes for every --jobs.
+  struct cell_out {
+    gs::sim_summary summary;
+    std::vector<gs::job_record> records;
+    std::vector<gs::sim_sample> samples;
+    gs::sim_totals totals;
+    double secs = 0;
+  };
+  std::vector<cell_out> cells(comps.size());
+  const std::size_t jobs_per_cell = tr.jobs.size();
+  const std::size_t grid_jobs = jobs_per_cell * comps.size();
+  // jobs done (finished or rejected) per cell, as last counted, for the progress line
+  std::unique_ptr<std::atomic<std::size_t>[]> done_jobs(new std::atomic<std::size_t>[comps.size()]);
+  for (std::size_t i = 0; i < comps.size(); ++i) done_jobs[i] = 0;
+  std::atomic<std::size_t> cells_done{0};
+  grid_progress progress(err, o.progress,
+                         &err == &std::cerr && grid_progress::stderr_is_terminal());
+  const auto grid_line = [&](const std::string& head) {
+    std::size_t done = 0;
+    for (std::size_t i = 0; i < comps.size(); ++i) done += done_jobs[i];
+    const double f = grid_jobs == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(grid_jobs);
+    char pct[16];
+    std::snprintf(pct, sizeof pct, "%.1f%%", 100 * f);
+    return head + "; grid: " + std::to_string(cells_done.load()) + "/" +
+           std::to_string(comps.size()) + " compositions, " + std::to_string(done) + "/" +
+           std::to_string(grid_jobs) + " jobs done (" + pct + "), " + progress.timing(f);
+  };
+  const auto run_cell = [&](std::size_t ci) {
     const auto& c = comps[ci];
-    gs::replay_options ro;
-    ro.sim = cfg;
-    ro.inputs = x;
-    ro.tenant_names = tr.tenants;
-    g_stage = "replaying composition '" + c.label + "'";
     const auto wall0 = std::chrono::steady_clock::now();
     std::size_t k = 0;  // jobs read (arrived) so far
-    // The observer runs inside gs::replay below: what it captures by reference must outlive it.
-    auto last = wall0;
+    gs::simulator<gs::any_pipeline> sim(base, registry.make_pipeline(c.config, x), cfg);
     std::uint64_t calls = 0;
-    {
-      ro.observer = [&, total = tr.jobs.size()](gs::sim_time t, const gs::ledger& book) {
-        // Every start of this event time (one cycle per event time): gang locality.
-        for (const auto& r : book.running()) {
-          if (r.start == t) {
-            extra[ci].locality.record(r.tasks, gpus_per_node, leaves ? &*leaves : nullptr);
-          }
+    // The observer runs inside sim.run below: what it captures by reference outlives it.
+    sim.set_observer([&](gs::sim_time t, const gs::ledger& book) {
+      // Every start of this event time (one cycle per event time): gang locality.
+      for (const auto& r : book.running()) {
+        if (r.start == t) {
+          extra[ci].locality.record(r.tasks, gpus_per_node, leaves ? &*leaves : nullptr);
         }
-        if (!o.progress || (++calls & 1023u) != 0) return;
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last < std::chrono::seconds(1)) return;
-        last = now;
-        err << "\r[" << c.label << "] sim day " << static_cast<long>(gs::to_seconds(t) / 86400)
-            << ", " << k << "/" << total << " jobs arrived, " << book.running().size()
-            << " running   " << std::flush;
-      };
-    }
-    const auto run = gs::replay(
-        base, {c.label, c.config},
-        [&]() -> std::optional<gs::sim_job> {
-          if (k >= tr.jobs.size()) return std::nullopt;
-          const auto& r = tr.jobs[k++];
-          const auto spec = r.gpu_spec < allowed.size() ? allowed[r.gpu_spec] : gs::gpu_model_set{};
-          return gs::sim_job{gs::to_job_spec(r, conv, spec), r.duration};
-        },
-        ro, registry);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    if (o.progress) {
-      err << "\r[" << c.label << "] done: " << run.totals.events << " events in " << secs
-          << " s                    \n";
-    }
+      }
+      if (!o.progress || (++calls & 1023u) != 0) return;
+      std::size_t done = 0;
+      for (const auto& r : sim.records()) done += r.outcome != gs::job_outcome::unfinished;
+      done_jobs[ci] = done;
+      char day[32];
+      std::snprintf(day, sizeof day, "%.1f", gs::to_seconds(t) / 86400);
+      progress.report(grid_line("[" + c.label + "] sim day " + day + ", " + std::to_string(done) +
+                                "/" + std::to_string(jobs_per_cell) + " jobs done, " +
+                                std::to_string(book.running().size()) + " running"));
+    });
+    sim.run([&]() -> std::optional<gs::sim_job> {
+      if (k >= tr.jobs.size()) return std::nullopt;
+      const auto& r = tr.jobs[k++];
+      const auto spec = r.gpu_spec < allowed.size() ? allowed[r.gpu_spec] : gs::gpu_model_set{};
+      return gs::sim_job{gs::to_job_spec(r, conv, spec), r.duration};
+    });
+    auto& res = cells[ci];
+    res.summary =
+        gs::summarize(sim.records(), sim.samples(), sim.totals(), tr.tenants, {}, c.label);
+    res.records.assign(sim.records().begin(), sim.records().end());
+    res.samples.assign(sim.samples().begin(), sim.samples().end());
+    res.totals = sim.totals();
+    res.secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    done_jobs[ci] = jobs_per_cell;
+    ++cells_done;
+    progress.report(grid_line("[" + c.label + "] done: " + std::to_string(res.totals.events) +
+                              " events in " + gs::detail::num(res.secs, "%.2f") + " s"),
+                    /*force=*/true);
+  };
+  const auto hand_back = [&](std::size_t ci) {
+    const auto& c = comps[ci];
+    cell_out run = std::move(cells[ci]);
+    cells[ci] = {};
+    const double secs = run.secs;
     results.push_back(run.summary);
     extra[ci].stopped_at_limit = run.totals.stopped_at_limit;
     if (run.totals.samples_capped) {
@@ -807,16 +847,24 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
       write_file(dir / "samples.csv", d.str());
       write_file(dir / "tenants.csv", e.str());
       const auto& lt = extra[ci].locality;
+      const auto& w = extra[ci].urgent_wait_s;
+      const auto wait = [&](double v) {
+        return extra[ci].urgent_started > 0 ? gs::detail::num(v) : std::string();
+      };
       std::ostringstream g;
       g << "multi_gpu_gangs,one_node,one_leaf,node_sized,node_sized_one_node,urgent_jobs,"
            "urgent_started,urgent_wait_mean_s,urgent_wait_p95_s,urgent_wait_max_s\n"
         << lt.gangs << "," << lt.one_node << "," << (leaves ? std::to_string(lt.one_domain) : "")
         << "," << lt.node_sized << "," << lt.node_sized_one << "," << urgent << ","
-        << extra[ci].urgent_started << "," << extra[ci].urgent_wait_s.mean << ","
-        << extra[ci].urgent_wait_s.p95 << "," << extra[ci].urgent_wait_s.max << "\n";
+        << extra[ci].urgent_started << "," << wait(w.mean) << "," << wait(w.p95) << ","
+        << wait(w.max) << "\n";
       write_file(dir / "placement_urgent.csv", g.str());
     }
-  }
+  };
+  g_stage = comps.size() == 1 ? "replaying composition '" + comps.front().label + "'"
+                              : "replaying " + std::to_string(comps.size()) + " compositions";
+  const unsigned threads = o.jobs > 0 ? o.jobs : default_jobs();
+  run_cells(comps.size(), threads, run_cell, hand_back);
   if (!o.out_dir.empty()) {
     g_stage = "writing " + o.out_dir + "/summary.csv";
     std::ostringstream s;
@@ -948,6 +996,8 @@ std::vector<replay_tables> run_replay_tables(const std::vector<std::string>& arg
     options o = parse(args);
     o.program = "gpusched.replay (Python)";
     o.command = args;
+    // Python policies call back into the interpreter: one thread unless jobs= is given.
+    if (!o.given.contains("jobs")) o.jobs = 1;
     if (o.help) {
       throw gs::invalid_value_error(gs::error_id::invalid_value, "replay", "help", "true",
                                     help_text("gpusched.replay"));
