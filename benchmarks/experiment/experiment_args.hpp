@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -138,7 +139,8 @@ inline unsigned parse_jobs(const std::string& s) {
 struct raw_args {
   std::string nodes, pods, policy = "all", seeds = "42-51", tune = "1.3", out, published,
                                    workload, popularity = "95", model = "A100-40GB",
-                                   cover = "compute", jobs;
+                                   cover = "compute", jobs, cell, merge;
+  bool slurm_array = false, submit = false;
   bool random_ties = false, name_order = false, no_timing = false, with_fractional = false,
        check_invariants = false, progress = false;
 };
@@ -154,6 +156,10 @@ struct experiment_args {
   std::string model;  ///< mig: the catalog's model name
   std::string cover = "compute";
   unsigned jobs = 0;  ///< 0: the machine's cores
+  /// --cell I: run only cell I (0-based, in the order of the printed rows) into --out/cell.txt
+  std::optional<std::size_t> cell;
+  std::string merge;  ///< --merge DIR: the outputs of a local run from DIR/<i>/cell.txt
+  bool slurm_array = false, submit = false;  ///< write (and submit) the Slurm job array
   bool random_ties = false, name_order = false, timing = true, fractional = false,
        check_invariants = false, progress = false;
 };
@@ -188,9 +194,28 @@ inline std::unique_ptr<CLI::App> make_experiment_app(raw_args& r) {
                 "print progress on standard error: cells done of all, elapsed, ETA");
     c->add_flag("--no-timing", r.no_timing, "leave out the wall-time column (output then repeatable byte for byte)");
   };
+  const auto grid = [&](CLI::App* c) {
+    auto* array = c->add_flag("--slurm-array", r.slurm_array,
+                              "write OUT/slurm/array.sh (an sbatch --array script: each task runs "
+                              "one cell into OUT/cells/<i>) and OUT/slurm/merge.sh (builds the "
+                              "outputs of a local run in OUT); needs --out");
+    c->add_flag("--submit", r.submit,
+                "with --slurm-array: submit both, the merge after the array (afterok)")
+        ->needs(array);
+    auto* cell = c->add_option("--cell", r.cell, "run only cell I (0-based, in row order) into --out")
+                     ->type_name("I");
+    c->add_option("--merge", r.merge,
+                  "build the outputs from the cells under DIR (DIR/<i>/cell.txt) instead of "
+                  "running them")
+        ->type_name("DIR")
+        ->excludes(cell)
+        ->excludes(array);
+    cell->excludes(array);
+  };
   auto* packing = app->add_subcommand(
       "packing", "the FGD packing experiment (Weng et al., ATC'23) on an openb trace");
   common(packing);
+  grid(packing);
   packing
       ->add_option("--policy", r.policy,
                    "random|dotprod|clustering|packing|bestfit|fgd|all[,...] (registry aliases "
@@ -241,6 +266,13 @@ inline experiment_args check_experiment_args(const std::string& subcommand, cons
   a.jobs = r.jobs.empty() ? 0 : parse_jobs(r.jobs);
   a.timing = !r.no_timing;
   a.progress = r.progress;
+  if (!r.cell.empty()) a.cell = to_u64(r.cell, "--cell");
+  a.merge = r.merge;
+  a.slurm_array = r.slurm_array;
+  a.submit = r.submit;
+  if ((a.slurm_array || a.cell) && a.out.empty()) {
+    throw usage_error(std::string(a.slurm_array ? "--slurm-array" : "--cell") + " needs --out DIR");
+  }
   if (subcommand == "packing") {
     a.policies = parse_policies(r.policy);
     a.popularity = to_double(r.popularity, "--popularity");

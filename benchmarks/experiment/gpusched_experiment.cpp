@@ -15,6 +15,7 @@
 #include <atomic>
 #include <iostream>
 #include <cstdio>
+#include <stdio.h>  // popen, pclose
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
@@ -217,6 +218,187 @@ void write_csvs(const std::filesystem::path& dir, const std::string& workload,
   write_discrete_csv(dir / "analysis_frag_ratio_discrete.csv", workload, ratio, false, "%.15g");
 }
 
+/// One cell's result as text (--cell writes it, --merge reads it): every number as the shortest
+/// decimal that reads back exactly, so that the merged outputs equal a local run's.
+std::string cell_text(const gs::fgd_run_result& r) {
+  std::string t = "gpusched-experiment packing cell 1\n";
+  t += "policy " + std::to_string(static_cast<int>(r.policy)) + "\nseed " + std::to_string(r.seed) +
+       "\ntune " + gs::detail::num(r.tune) + "\ntotal_gpus " + std::to_string(r.total_gpus) +
+       "\npods " + std::to_string(r.pods) + "\nplaced " + std::to_string(r.placed) + "\nfailed " +
+       std::to_string(r.failed) + "\nseconds " + gs::detail::num(r.seconds) + "\n";
+  for (const auto& [name, v] : {std::pair<const char*, const std::vector<double>*>{"alloc", &r.alloc},
+                                {"frag", &r.frag},
+                                {"frag_ratio", &r.frag_ratio}}) {
+    t += name;
+    for (const double x : *v) t += " " + gs::detail::num(x);
+    t += "\n";
+  }
+  return t;
+}
+
+/// Reads a cell file written by `cell_text`; `policy` and `seed` are the cell's expected key (a
+/// file of another grid is refused by name).
+gs::fgd_run_result read_cell(const std::string& path, gs::fgd_policy_kind policy,
+                             std::uint64_t seed) {
+  std::ifstream in = gs::open_input(path);
+  std::string line;
+  std::size_t n = 0;
+  gs::fgd_run_result r;
+  const auto whole = [&](const std::string& v, const std::string& field) {
+    const auto x = gs::parse_integer<std::uint64_t>(v);
+    if (!x.ok()) throw gs::parse_error(path, n, field, gs::number_problem(v, x.status));
+    return x.value;
+  };
+  const auto real = [&](const std::string& v, const std::string& field) {
+    const auto x = gs::parse_real(v);
+    if (!x.ok()) throw gs::parse_error(path, n, field, gs::number_problem(v, x.status));
+    return x.value;
+  };
+  std::size_t seen = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (n == 1) {
+      if (line != "gpusched-experiment packing cell 1") {
+        throw gs::parse_error(path, n, "(header)", "not a packing cell file");
+      }
+      continue;
+    }
+    std::istringstream words(line);
+    std::string key, v;
+    words >> key;
+    ++seen;
+    if (key == "alloc" || key == "frag" || key == "frag_ratio") {
+      auto& out = key == "alloc" ? r.alloc : key == "frag" ? r.frag : r.frag_ratio;
+      while (words >> v) out.push_back(real(v, key));
+      continue;
+    }
+    words >> v;
+    if (key == "policy") {
+      r.policy = static_cast<gs::fgd_policy_kind>(whole(v, key));
+    } else if (key == "seed") {
+      r.seed = whole(v, key);
+    } else if (key == "tune") {
+      r.tune = real(v, key);
+    } else if (key == "total_gpus") {
+      r.total_gpus = static_cast<std::int64_t>(whole(v, key));
+    } else if (key == "pods") {
+      r.pods = whole(v, key);
+    } else if (key == "placed") {
+      r.placed = whole(v, key);
+    } else if (key == "failed") {
+      r.failed = whole(v, key);
+    } else if (key == "seconds") {
+      r.seconds = real(v, key);
+    } else {
+      throw gs::parse_error(path, n, key, "unknown field");
+    }
+  }
+  if (seen != 11 || r.alloc.empty() || r.alloc.size() != r.frag.size() ||
+      r.alloc.size() != r.frag_ratio.size()) {
+    throw gs::parse_error(path, n, "(file)", "incomplete cell file (an unfinished task?)");
+  }
+  if (r.policy != policy || r.seed != seed) {
+    throw gs::parse_error(path, 2, "policy/seed",
+                          "the cell is " + std::string(gs::fgd_policy_label(r.policy)) + " seed " +
+                              std::to_string(r.seed) + ", this grid expects " +
+                              std::string(gs::fgd_policy_label(policy)) + " seed " +
+                              std::to_string(seed) + " (a folder of another run?)");
+  }
+  return r;
+}
+
+/// `s` quoted for a POSIX shell.
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (const char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+/// --slurm-array: writes OUT/slurm/array.sh (task i runs cell i into OUT/cells/<i>) and
+/// OUT/slurm/merge.sh (builds OUT as a local run would, its table in OUT/slurm/table.txt), and
+/// with --submit submits both, the merge after the whole array (afterok). The tasks run this
+/// program with the same options (paths made absolute: a task runs in the submit directory).
+int write_slurm_array(const experiment_args& o, std::size_t n_cells) {
+  namespace fs = std::filesystem;
+  const fs::path out = fs::absolute(o.out);
+  const fs::path dir = out / "slurm";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw gs::parse_error(dir.string(), 0, "--out", "cannot create the folder: " + ec.message());
+  const std::string self = fs::canonical("/proc/self/exe").string();
+  // The command's own words, less those that choose the mode, the output and the threads.
+  std::vector<std::string> base;
+  for (std::size_t i = 2; i < g_command.size(); ++i) {
+    const std::string& a = g_command[i];
+    if (a == "--slurm-array" || a == "--submit" || a == "--progress") continue;
+    if (a == "--out" || a == "--jobs") {
+      ++i;
+      continue;
+    }
+    if (a.rfind("--out=", 0) == 0 || a.rfind("--jobs=", 0) == 0) continue;
+    base.push_back(a);
+    const bool path_next = a == "--nodes" || a == "--pods" || a == "--published";
+    if (path_next && i + 1 < g_command.size()) base.push_back(fs::absolute(g_command[++i]).string());
+  }
+  std::string cmd = shell_quote(self) + " " + shell_quote(o.subcommand);
+  for (const auto& a : base) cmd += " " + shell_quote(a);
+  std::string array = "#!/bin/bash\n"
+                      "# Written by gpusched-experiment --slurm-array: task i runs cell i of the\n"
+                      "# grid (in the order of the printed rows) into cells/<i>.\n"
+                      "#SBATCH --job-name=gpusched-" + o.subcommand + "\n"
+                      "#SBATCH --array=0-" + std::to_string(n_cells - 1) + "\n"
+                      "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
+                      "#SBATCH --output=" + (dir / "task-%a.out").string() + "\n"
+                      "set -euo pipefail\n"
+                      "exec " + cmd + " --jobs 1 --cell \"${SLURM_ARRAY_TASK_ID}\" --out " +
+                      shell_quote((out / "cells").string()) + "/\"${SLURM_ARRAY_TASK_ID}\"\n";
+  std::string merge = "#!/bin/bash\n"
+                      "# Written by gpusched-experiment --slurm-array: after every task, builds the\n"
+                      "# outputs of a local run (the table in slurm/table.txt).\n"
+                      "#SBATCH --job-name=gpusched-" + o.subcommand + "-merge\n"
+                      "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
+                      "#SBATCH --output=" + (dir / "merge.out").string() + "\n"
+                      "set -euo pipefail\n" +
+                      cmd + " --merge " + shell_quote((out / "cells").string()) + " --out " +
+                      shell_quote(out.string()) + " > " + shell_quote((dir / "table.txt").string()) +
+                      "\n";
+  gpusched_experiment::write_file(dir / "array.sh", array);
+  gpusched_experiment::write_file(dir / "merge.sh", merge);
+  fs::permissions(dir / "array.sh", fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
+  fs::permissions(dir / "merge.sh", fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
+  std::printf("wrote %s (%zu tasks) and %s\n", (dir / "array.sh").c_str(), n_cells,
+              (dir / "merge.sh").c_str());
+  if (!o.submit) {
+    std::printf("submit: id=$(sbatch --parsable %s) && sbatch --dependency=afterok:${id%%%%;*} %s\n",
+                (dir / "array.sh").c_str(), (dir / "merge.sh").c_str());
+    return 0;
+  }
+  const auto run = [](const std::string& c) {
+    std::string text;
+    FILE* p = ::popen(c.c_str(), "r");
+    if (p == nullptr) throw std::runtime_error("cannot run: " + c);
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p) != nullptr) text += buf;
+    const int rc = ::pclose(p);
+    if (rc != 0) throw std::runtime_error("'" + c + "' failed (exit " + std::to_string(rc) + ")");
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    return text;
+  };
+  std::string id = run("sbatch --parsable " + shell_quote((dir / "array.sh").string()));
+  id = id.substr(0, id.find(';'));
+  const std::string mid = run("sbatch --parsable --dependency=afterok:" + id + " " +
+                              shell_quote((dir / "merge.sh").string()));
+  std::printf("submitted: array job %s (%zu tasks), merge job %s after it\n", id.c_str(), n_cells,
+              mid.substr(0, mid.find(';')).c_str());
+  return 0;
+}
+
 int run_packing(const experiment_args& o) {
   const auto& nodes_path = o.nodes;
   const auto& pods_path = o.pods;
@@ -230,6 +412,32 @@ int run_packing(const experiment_args& o) {
 
   g_stage = "loading " + nodes_path + " and " + pods_path;
   const gs::fgd_experiment exp(gs::load_openb_nodes(nodes_path), load_pods(pods_path));
+  const std::size_t n_cells = policies.size() * seeds.size();
+  if (o.slurm_array) return write_slurm_array(o, n_cells);
+  if (o.cell) {
+    // One cell of the grid into --out (a Slurm array task): cell.txt, read back by --merge.
+    if (*o.cell >= n_cells) {
+      throw usage_error("packing: --cell: '" + std::to_string(*o.cell) + "' is not in 0.." +
+                        std::to_string(n_cells - 1) + " (" + std::to_string(n_cells) + " cells)");
+    }
+    gs::fgd_run_config cfg;
+    cfg.policy = policies[*o.cell / seeds.size()];
+    cfg.seed = seeds[*o.cell % seeds.size()];
+    cfg.tune = tune;
+    cfg.popularity = popularity;
+    cfg.random_ties = o.random_ties;
+    cfg.permute_nodes = !o.name_order;
+    g_stage = "running cell " + std::to_string(*o.cell);
+    const auto r = exp.run(cfg);
+    std::error_code ec;
+    std::filesystem::create_directories(o.out, ec);
+    if (ec) throw gs::parse_error(o.out, 0, "--out", "cannot create the folder: " + ec.message());
+    gpusched_experiment::write_file(std::filesystem::path(o.out) / "cell.txt", cell_text(r));
+    std::printf("cell %zu (%s, seed %llu) written to %s\n", *o.cell,
+                std::string(gs::fgd_policy_label(cfg.policy)).c_str(),
+                static_cast<unsigned long long>(cfg.seed), o.out.c_str());
+    return 0;
+  }
   if (!o.out.empty()) {
     std::vector<std::pair<std::string, std::string>> inputs{{"nodes", nodes_path},
                                                             {"pods", pods_path}};
@@ -261,7 +469,6 @@ int run_packing(const experiment_args& o) {
   std::map<gs::fgd_policy_kind, std::pair<double, double>> mean;
   // The (policy, seed) cells run on --jobs threads; each row is printed in cell order, so the
   // output is the same bytes for every --jobs (with --no-timing).
-  const std::size_t n_cells = policies.size() * seeds.size();
   std::vector<gs::fgd_run_result> cell(n_cells);
   gpusched_experiment::grid_progress progress(
       std::cerr, o.progress, gpusched_experiment::grid_progress::stderr_is_terminal());
@@ -296,8 +503,19 @@ int run_packing(const experiment_args& o) {
     mean[k].second += r.unallocated_at(last) / static_cast<double>(seeds.size());
     runs.push_back(std::move(r));
   };
-  gpusched_experiment::run_cells(n_cells, o.jobs > 0 ? o.jobs : gpusched_experiment::default_jobs(),
-                                 run_cell, hand_back);
+  if (!o.merge.empty()) {
+    // The cells of a Slurm array (or any --cell runs), handed back in order as a local run's.
+    g_stage = "merging the cells under " + o.merge;
+    for (std::size_t i = 0; i < n_cells; ++i) {
+      cell[i] = read_cell((std::filesystem::path(o.merge) / std::to_string(i) / "cell.txt").string(),
+                          policies[i / seeds.size()], seeds[i % seeds.size()]);
+      hand_back(i);
+    }
+  } else {
+    gpusched_experiment::run_cells(n_cells,
+                                   o.jobs > 0 ? o.jobs : gpusched_experiment::default_jobs(),
+                                   run_cell, hand_back);
+  }
   published_means pub;
   const bool have_pub = !o.published.empty();
   g_stage = "reading the published table " + o.published;
