@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Runs one named experiment of benchmarks/README.md with the Release build of gpusched-replay
-# (cmake --preset bench && cmake --build --preset bench) and writes its metrics under
-# build/experiments/<name>/. Usage: benchmarks/run-experiment.sh <name>   (names: see below)
+# Runs one named experiment of benchmarks/README.md with gpusched-replay and writes its metrics
+# under build/experiments/<name>/. Usage: benchmarks/run-experiment.sh <name>   (names: below)
+# The program is $REPLAY when set, else the first found of build/bench, build/demo (Release),
+# then any other build/*/ tree, then gpusched-replay on PATH.
 #
 # Adding a composition to an experiment is one more `LABEL:slot=name,...` item in its
 # --compare list (policy names: pipeline/any_policy.hpp, policy_names).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-replay=build/bench/benchmarks/replay/gpusched-replay
+find_replay() {
+  local c
+  for c in build/bench build/demo build/*; do
+    [[ -x ${c}/benchmarks/replay/gpusched-replay ]] && { echo "${c}/benchmarks/replay/gpusched-replay"; return; }
+  done
+  command -v gpusched-replay || true
+}
+replay=${REPLAY:-$(find_replay)}
 philly=benchmarks/data/philly/philly.csv
 prior=benchmarks/data/tiresias/yarn-gput1000.csv
 # Tiresias (Gu et al., NSDI'19): FIFO and the SRSF oracle do not preempt (srsf-preemptive does); 2D-LAS and 2D-Gittins
@@ -19,7 +27,13 @@ tiresias+=";2d-las:ordering=las,preemption=las;2d-gittins:ordering=2d-gittins,pr
 # SRSF as Tiresias ran it: the oracle order with remaining-service preemption.
 tiresias+=";srsf-preemptive:ordering=srsf,preemption=srsf"
 out=build/experiments/${1:-}
-[[ -x ${replay} ]] || { echo "build first: cmake --preset bench && cmake --build --preset bench" >&2; exit 2; }
+[[ -n ${replay} && -x ${replay} ]] || {
+  echo "no gpusched-replay${REPLAY:+ at REPLAY=${REPLAY}}: build one (cmake --preset bench &&" \
+       "cmake --build --preset bench --target gpusched-replay, or any preset that builds it)" \
+       "or set REPLAY=/path/to/gpusched-replay" >&2
+  exit 2
+}
+echo "using ${replay}" >&2
 
 case "${1:-}" in
   philly-full-2000)  # speed: the whole Philly trace on 250 x 8 GPUs, default pipeline

@@ -12,7 +12,10 @@
 //
 // Subcommands are rows of the `commands` table below: adding one is a function and a line.
 #include <algorithm>
+#include <atomic>
+#include <iostream>
 #include <cstdio>
+#include <stdio.h>  // popen, pclose
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
@@ -33,116 +36,22 @@
 
 #include "fgd_experiment.hpp"
 #include "mig_experiment.hpp"
-#include "replay.hpp"  // the replay subcommand (benchmarks/replay/)
+#include "cells.hpp"            // run_cells, grid_progress (benchmarks/replay/)
+#include "experiment_args.hpp"  // the command line (CLI11)
+#include "outputs.hpp"          // write_file, run_record (benchmarks/replay/)
+#include "replay.hpp"   // the replay subcommand (benchmarks/replay/)
 
 namespace gs = gpusched;
 
 namespace {
 
-/// Bad command line: printed with the usage, exit code 2.
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-/// `--flag value` options plus boolean `--flag`s.
-class options {
- public:
-  options(std::span<const std::string_view> args, std::vector<std::string_view> flags_with_value,
-          std::vector<std::string_view> bool_flags) {
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const auto a = args[i];
-      if (std::find(bool_flags.begin(), bool_flags.end(), a) != bool_flags.end()) {
-        values_[std::string(a)] = "1";
-      } else if (std::find(flags_with_value.begin(), flags_with_value.end(), a) !=
-                 flags_with_value.end()) {
-        if (i + 1 >= args.size()) throw usage_error("option " + std::string(a) + " needs a value");
-        values_[std::string(a)] = std::string(args[++i]);
-      } else {
-        throw usage_error("unknown option '" + std::string(a) + "'");
-      }
-    }
-  }
-  [[nodiscard]] bool has(const std::string& k) const { return values_.contains(k); }
-  [[nodiscard]] std::string get(const std::string& k, std::string fallback = {}) const {
-    const auto it = values_.find(k);
-    return it == values_.end() ? fallback : it->second;
-  }
-  [[nodiscard]] std::string require(const std::string& k) const {
-    if (!has(k)) throw usage_error("missing required option " + k);
-    return get(k);
-  }
-
- private:
-  std::map<std::string, std::string> values_;
-};
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string part;
-  while (std::getline(ss, part, sep)) {
-    if (!part.empty()) out.push_back(part);
-  }
-  return out;
-}
+using gpusched_experiment::experiment_args;
+using gpusched_experiment::usage_error;
 
 // What the program is doing, for the message of an exception that ends it.
 std::string g_stage = "reading the options";
-
-/// Every number goes through std::from_chars (gpusched/core/parse.hpp): no hex, no sign `+`,
-/// no `inf`/`nan`, no trailing text.
-std::uint64_t to_u64(const std::string& s, const char* what) {
-  const auto r = gs::parse_integer<std::uint64_t>(s);
-  if (!r.ok()) throw usage_error(std::string(what) + ": " + gs::number_problem(s, r.status));
-  return r.value;
-}
-
-double to_double(const std::string& s, const char* what) {
-  const auto r = gs::parse_real(s);
-  if (!r.ok()) throw usage_error(std::string(what) + ": " + gs::number_problem(s, r.status));
-  return r.value;
-}
-
-/// "42-51", "42,43,50" or "7".
-std::vector<std::uint64_t> parse_seeds(const std::string& s) {
-  std::vector<std::uint64_t> out;
-  for (const auto& part : split(s, ',')) {
-    const auto dash = part.find('-');
-    if (dash == std::string::npos) {
-      out.push_back(to_u64(part, "--seeds"));
-      continue;
-    }
-    const auto lo = to_u64(part.substr(0, dash), "--seeds");
-    const auto hi = to_u64(part.substr(dash + 1), "--seeds");
-    if (hi < lo || hi - lo > 10000) throw usage_error("--seeds: bad range '" + part + "'");
-    for (auto v = lo; v <= hi; ++v) out.push_back(v);
-  }
-  if (out.empty()) throw usage_error("--seeds: no seed given");
-  return out;
-}
-
-std::vector<gs::fgd_policy_kind> parse_policies(const std::string& s) {
-  static const std::pair<std::string_view, gs::fgd_policy_kind> names[] = {
-      {"random", gs::fgd_policy_kind::random},         {"dotprod", gs::fgd_policy_kind::dotprod},
-      {"clustering", gs::fgd_policy_kind::clustering}, {"packing", gs::fgd_policy_kind::packing},
-      {"bestfit", gs::fgd_policy_kind::bestfit},       {"fgd", gs::fgd_policy_kind::fgd}};
-  std::vector<gs::fgd_policy_kind> out;
-  for (const auto& part : split(s, ',')) {
-    if (part == "all") {
-      for (const auto& [n, k] : names) out.push_back(k);
-      continue;
-    }
-    const auto it = std::find_if(std::begin(names), std::end(names),
-                                 [&](const auto& p) { return p.first == part; });
-    if (it == std::end(names)) {
-      throw usage_error("--policy: unknown policy '" + part +
-                        "' (known: random, dotprod, clustering, packing, bestfit, fgd, all)");
-    }
-    out.push_back(it->second);
-  }
-  if (out.empty()) throw usage_error("--policy: no policy given");
-  return out;
-}
+// The command line, for run.json.
+std::vector<std::string> g_command;
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -245,16 +154,7 @@ struct csv_row {
 /// then one column per arrived-% bin.
 void write_discrete_csv(const std::filesystem::path& file, const std::string& workload,
                         const std::vector<csv_row>& rows, bool with_total, const char* number) {
-  // Written to a temporary name and renamed: an interrupted run never leaves a table that looks
-  // complete.
-  std::filesystem::path tmp = file;
-  tmp += ".partial";
-  // A leftover temporary (or a symbolic link planted under that name) is removed, not written
-  // through: what is written stays inside --out.
-  std::error_code ignored;
-  std::filesystem::remove(tmp, ignored);
-  std::ofstream out(tmp);
-  if (!out) throw gs::parse_error(tmp.string(), 0, "(out)", "cannot write");
+  std::ostringstream out;
   const std::size_t bins = rows.empty() ? 0 : rows.front().values->size();
   out << "workload,sc_policy,tune,seed" << (with_total ? ",total_gpus" : "");
   for (std::size_t k = 0; k < bins; ++k) out << "," << k;
@@ -265,14 +165,44 @@ void write_discrete_csv(const std::filesystem::path& file, const std::string& wo
     for (const double v : *r.values) out << "," << fmt(number, v);
     out << "\n";
   }
-  out.close();
-  if (!out) throw gs::parse_error(tmp.string(), 0, "(out)", "write failed (disk full?)");
-  std::filesystem::rename(tmp, file);
+  // Written to a temporary name and renamed: an interrupted run never leaves a table that looks
+  // complete (gpusched_experiment::write_file).
+  gpusched_experiment::write_file(file, out.str());
+}
+
+/// Makes --out before any run and writes its run.json: the command line, the input files with
+/// their SHA-256, and `fields` (the experiment's settings as JSON text).
+void start_out_dir(const std::string& dir, const char* subcommand,
+                   const std::vector<std::pair<std::string, std::string>>& inputs,
+                   const std::vector<std::pair<std::string, std::string>>& fields) {
+  g_stage = "preparing --out " + dir;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw gs::parse_error(dir, 0, "--out",
+                          "cannot create the folder: " + ec.message() + " (nothing was run)");
+  }
+  gpusched_experiment::run_record rec(std::string("gpusched-experiment ") + subcommand, g_command);
+  for (const auto& [role, path] : inputs) rec.add_input(role, path);
+  for (const auto& [k, v] : fields) rec.add_raw(k, v);
+  gpusched_experiment::write_file(std::filesystem::path(dir) / "run.json", rec.text());
+}
+
+/// `v` as a JSON array of numbers.
+template <class T>
+std::string json_array(const std::vector<T>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+std::string json_strings(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + gs::detail::json_string(v[i]);
+  return out + "]";
 }
 
 void write_csvs(const std::filesystem::path& dir, const std::string& workload,
                 const std::vector<gs::fgd_run_result>& runs) {
-  std::filesystem::create_directories(dir);
   std::vector<csv_row> allo, frag, ratio;
   for (const auto& r : runs) {
     const csv_row key{std::string(gs::fgd_policy_label(r.policy)), r.tune, r.seed, r.total_gpus,
@@ -288,25 +218,244 @@ void write_csvs(const std::filesystem::path& dir, const std::string& workload,
   write_discrete_csv(dir / "analysis_frag_ratio_discrete.csv", workload, ratio, false, "%.15g");
 }
 
-int run_packing(std::span<const std::string_view> args) {
-  const options o(args,
-                  {"--nodes", "--pods", "--policy", "--seeds", "--tune", "--out", "--published",
-                   "--workload", "--popularity"},
-                  {"--random-ties", "--name-order", "--no-timing"});
-  const auto nodes_path = o.require("--nodes");
-  const auto pods_path = o.require("--pods");
-  const auto policies = parse_policies(o.get("--policy", "all"));
-  const auto seeds = parse_seeds(o.get("--seeds", "42-51"));
-  const double tune = to_double(o.get("--tune", "1.3"), "--tune");
-  const double popularity = to_double(o.get("--popularity", "95"), "--popularity");
-  if (!(tune > 0) || tune > 10) throw usage_error("--tune: must be in (0, 10]");
-  if (!(popularity > 0) || popularity > 100) throw usage_error("--popularity: must be in (0, 100]");
-  const bool timing = !o.has("--no-timing");
+/// One cell's result as text (--cell writes it, --merge reads it): every number as the shortest
+/// decimal that reads back exactly, so that the merged outputs equal a local run's.
+std::string cell_text(const gs::fgd_run_result& r) {
+  std::string t = "gpusched-experiment packing cell 1\n";
+  t += "policy " + std::to_string(static_cast<int>(r.policy)) + "\nseed " + std::to_string(r.seed) +
+       "\ntune " + gs::detail::num(r.tune) + "\ntotal_gpus " + std::to_string(r.total_gpus) +
+       "\npods " + std::to_string(r.pods) + "\nplaced " + std::to_string(r.placed) + "\nfailed " +
+       std::to_string(r.failed) + "\nseconds " + gs::detail::num(r.seconds) + "\n";
+  for (const auto& [name, v] : {std::pair<const char*, const std::vector<double>*>{"alloc", &r.alloc},
+                                {"frag", &r.frag},
+                                {"frag_ratio", &r.frag_ratio}}) {
+    t += name;
+    for (const double x : *v) t += " " + gs::detail::num(x);
+    t += "\n";
+  }
+  return t;
+}
+
+/// Reads a cell file written by `cell_text`; `policy` and `seed` are the cell's expected key (a
+/// file of another grid is refused by name).
+gs::fgd_run_result read_cell(const std::string& path, gs::fgd_policy_kind policy,
+                             std::uint64_t seed) {
+  std::ifstream in = gs::open_input(path);
+  std::string line;
+  std::size_t n = 0;
+  gs::fgd_run_result r;
+  const auto whole = [&](const std::string& v, const std::string& field) {
+    const auto x = gs::parse_integer<std::uint64_t>(v);
+    if (!x.ok()) throw gs::parse_error(path, n, field, gs::number_problem(v, x.status));
+    return x.value;
+  };
+  const auto real = [&](const std::string& v, const std::string& field) {
+    const auto x = gs::parse_real(v);
+    if (!x.ok()) throw gs::parse_error(path, n, field, gs::number_problem(v, x.status));
+    return x.value;
+  };
+  std::size_t seen = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (n == 1) {
+      if (line != "gpusched-experiment packing cell 1") {
+        throw gs::parse_error(path, n, "(header)", "not a packing cell file");
+      }
+      continue;
+    }
+    std::istringstream words(line);
+    std::string key, v;
+    words >> key;
+    ++seen;
+    if (key == "alloc" || key == "frag" || key == "frag_ratio") {
+      auto& out = key == "alloc" ? r.alloc : key == "frag" ? r.frag : r.frag_ratio;
+      while (words >> v) out.push_back(real(v, key));
+      continue;
+    }
+    words >> v;
+    if (key == "policy") {
+      r.policy = static_cast<gs::fgd_policy_kind>(whole(v, key));
+    } else if (key == "seed") {
+      r.seed = whole(v, key);
+    } else if (key == "tune") {
+      r.tune = real(v, key);
+    } else if (key == "total_gpus") {
+      r.total_gpus = static_cast<std::int64_t>(whole(v, key));
+    } else if (key == "pods") {
+      r.pods = whole(v, key);
+    } else if (key == "placed") {
+      r.placed = whole(v, key);
+    } else if (key == "failed") {
+      r.failed = whole(v, key);
+    } else if (key == "seconds") {
+      r.seconds = real(v, key);
+    } else {
+      throw gs::parse_error(path, n, key, "unknown field");
+    }
+  }
+  if (seen != 11 || r.alloc.empty() || r.alloc.size() != r.frag.size() ||
+      r.alloc.size() != r.frag_ratio.size()) {
+    throw gs::parse_error(path, n, "(file)", "incomplete cell file (an unfinished task?)");
+  }
+  if (r.policy != policy || r.seed != seed) {
+    throw gs::parse_error(path, 2, "policy/seed",
+                          "the cell is " + std::string(gs::fgd_policy_label(r.policy)) + " seed " +
+                              std::to_string(r.seed) + ", this grid expects " +
+                              std::string(gs::fgd_policy_label(policy)) + " seed " +
+                              std::to_string(seed) + " (a folder of another run?)");
+  }
+  return r;
+}
+
+/// `s` quoted for a POSIX shell.
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (const char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+/// --slurm-array: writes OUT/slurm/array.sh (task i runs cell i into OUT/cells/<i>) and
+/// OUT/slurm/merge.sh (builds OUT as a local run would, its table in OUT/slurm/table.txt), and
+/// with --submit submits both, the merge after the whole array (afterok). The tasks run this
+/// program with the same options (paths made absolute: a task runs in the submit directory).
+int write_slurm_array(const experiment_args& o, std::size_t n_cells) {
+  namespace fs = std::filesystem;
+  const fs::path out = fs::absolute(o.out);
+  const fs::path dir = out / "slurm";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw gs::parse_error(dir.string(), 0, "--out", "cannot create the folder: " + ec.message());
+  const std::string self = fs::canonical("/proc/self/exe").string();
+  // The command's own words, less those that choose the mode, the output and the threads.
+  std::vector<std::string> base;
+  for (std::size_t i = 2; i < g_command.size(); ++i) {
+    const std::string& a = g_command[i];
+    if (a == "--slurm-array" || a == "--submit" || a == "--progress") continue;
+    if (a == "--out" || a == "--jobs") {
+      ++i;
+      continue;
+    }
+    if (a.rfind("--out=", 0) == 0 || a.rfind("--jobs=", 0) == 0) continue;
+    base.push_back(a);
+    const bool path_next = a == "--nodes" || a == "--pods" || a == "--published";
+    if (path_next && i + 1 < g_command.size()) base.push_back(fs::absolute(g_command[++i]).string());
+  }
+  std::string cmd = shell_quote(self) + " " + shell_quote(o.subcommand);
+  for (const auto& a : base) cmd += " " + shell_quote(a);
+  std::string array = "#!/bin/bash\n"
+                      "# Written by gpusched-experiment --slurm-array: task i runs cell i of the\n"
+                      "# grid (in the order of the printed rows) into cells/<i>.\n"
+                      "#SBATCH --job-name=gpusched-" + o.subcommand + "\n"
+                      "#SBATCH --array=0-" + std::to_string(n_cells - 1) + "\n"
+                      "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
+                      "#SBATCH --output=" + (dir / "task-%a.out").string() + "\n"
+                      "set -euo pipefail\n"
+                      "exec " + cmd + " --jobs 1 --cell \"${SLURM_ARRAY_TASK_ID}\" --out " +
+                      shell_quote((out / "cells").string()) + "/\"${SLURM_ARRAY_TASK_ID}\"\n";
+  std::string merge = "#!/bin/bash\n"
+                      "# Written by gpusched-experiment --slurm-array: after every task, builds the\n"
+                      "# outputs of a local run (the table in slurm/table.txt).\n"
+                      "#SBATCH --job-name=gpusched-" + o.subcommand + "-merge\n"
+                      "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
+                      "#SBATCH --output=" + (dir / "merge.out").string() + "\n"
+                      "set -euo pipefail\n" +
+                      cmd + " --merge " + shell_quote((out / "cells").string()) + " --out " +
+                      shell_quote(out.string()) + " > " + shell_quote((dir / "table.txt").string()) +
+                      "\n";
+  gpusched_experiment::write_file(dir / "array.sh", array);
+  gpusched_experiment::write_file(dir / "merge.sh", merge);
+  fs::permissions(dir / "array.sh", fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
+  fs::permissions(dir / "merge.sh", fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
+  std::printf("wrote %s (%zu tasks) and %s\n", (dir / "array.sh").c_str(), n_cells,
+              (dir / "merge.sh").c_str());
+  if (!o.submit) {
+    std::printf("submit: id=$(sbatch --parsable %s) && sbatch --dependency=afterok:${id%%%%;*} %s\n",
+                (dir / "array.sh").c_str(), (dir / "merge.sh").c_str());
+    return 0;
+  }
+  const auto run = [](const std::string& c) {
+    std::string text;
+    FILE* p = ::popen(c.c_str(), "r");
+    if (p == nullptr) throw std::runtime_error("cannot run: " + c);
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p) != nullptr) text += buf;
+    const int rc = ::pclose(p);
+    if (rc != 0) throw std::runtime_error("'" + c + "' failed (exit " + std::to_string(rc) + ")");
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    return text;
+  };
+  std::string id = run("sbatch --parsable " + shell_quote((dir / "array.sh").string()));
+  id = id.substr(0, id.find(';'));
+  const std::string mid = run("sbatch --parsable --dependency=afterok:" + id + " " +
+                              shell_quote((dir / "merge.sh").string()));
+  std::printf("submitted: array job %s (%zu tasks), merge job %s after it\n", id.c_str(), n_cells,
+              mid.substr(0, mid.find(';')).c_str());
+  return 0;
+}
+
+int run_packing(const experiment_args& o) {
+  const auto& nodes_path = o.nodes;
+  const auto& pods_path = o.pods;
+  const auto& policies = o.policies;
+  const auto& seeds = o.seeds;
+  const double tune = o.tune;
+  const double popularity = o.popularity;
+  const bool timing = o.timing;
   const std::string workload =
-      o.get("--workload", std::filesystem::path(pods_path).stem().string());
+      o.workload.empty() ? std::filesystem::path(pods_path).stem().string() : o.workload;
 
   g_stage = "loading " + nodes_path + " and " + pods_path;
   const gs::fgd_experiment exp(gs::load_openb_nodes(nodes_path), load_pods(pods_path));
+  const std::size_t n_cells = policies.size() * seeds.size();
+  if (o.slurm_array) return write_slurm_array(o, n_cells);
+  if (o.cell) {
+    // One cell of the grid into --out (a Slurm array task): cell.txt, read back by --merge.
+    if (*o.cell >= n_cells) {
+      throw usage_error("packing: --cell: '" + std::to_string(*o.cell) + "' is not in 0.." +
+                        std::to_string(n_cells - 1) + " (" + std::to_string(n_cells) + " cells)");
+    }
+    gs::fgd_run_config cfg;
+    cfg.policy = policies[*o.cell / seeds.size()];
+    cfg.seed = seeds[*o.cell % seeds.size()];
+    cfg.tune = tune;
+    cfg.popularity = popularity;
+    cfg.random_ties = o.random_ties;
+    cfg.permute_nodes = !o.name_order;
+    g_stage = "running cell " + std::to_string(*o.cell);
+    const auto r = exp.run(cfg);
+    std::error_code ec;
+    std::filesystem::create_directories(o.out, ec);
+    if (ec) throw gs::parse_error(o.out, 0, "--out", "cannot create the folder: " + ec.message());
+    gpusched_experiment::write_file(std::filesystem::path(o.out) / "cell.txt", cell_text(r));
+    std::printf("cell %zu (%s, seed %llu) written to %s\n", *o.cell,
+                std::string(gs::fgd_policy_label(cfg.policy)).c_str(),
+                static_cast<unsigned long long>(cfg.seed), o.out.c_str());
+    return 0;
+  }
+  if (!o.out.empty()) {
+    std::vector<std::pair<std::string, std::string>> inputs{{"nodes", nodes_path},
+                                                            {"pods", pods_path}};
+    if (!o.published.empty()) inputs.emplace_back("published", o.published);
+    std::vector<std::string> names;
+    for (const auto k : policies) names.emplace_back(gs::fgd_policy_label(k));
+    start_out_dir(o.out, "packing", inputs,
+                  {{"workload", gs::detail::json_string(workload)},
+                   {"policies", json_strings(names)},
+                   {"seeds", json_array(seeds)},
+                   {"tune", gs::detail::num(tune)},
+                   {"popularity", gs::detail::num(popularity)},
+                   {"random_ties", o.random_ties ? "true" : "false"},
+                   {"name_order", o.name_order ? "true" : "false"},
+                   {"nodes", std::to_string(exp.node_count())},
+                   {"gpus", std::to_string(exp.total_gpus())},
+                   {"pods", std::to_string(exp.pod_count())}});
+  }
   g_stage = "running the packing experiment";
   std::printf("FGD packing experiment: %zu nodes, %lld GPUs, %zu pods (%s), tune %g, %zu seed(s)\n",
               exp.node_count(), static_cast<long long>(exp.total_gpus()), exp.pod_count(),
@@ -318,32 +467,59 @@ int run_packing(std::span<const std::string_view> args) {
               timing ? "   wall_s" : "");
   std::vector<gs::fgd_run_result> runs;
   std::map<gs::fgd_policy_kind, std::pair<double, double>> mean;
-  for (const auto k : policies) {
-    for (const auto seed : seeds) {
-      gs::fgd_run_config cfg;
-      cfg.policy = k;
-      cfg.seed = seed;
-      cfg.tune = tune;
-      cfg.popularity = popularity;
-      cfg.random_ties = o.has("--random-ties");
-      cfg.permute_nodes = !o.has("--name-order");
-      auto r = exp.run(cfg);
-      std::printf("%-17s %5llu %8zu %8zu %8.2f %8.2f %8.2f %7.2f",
-                  std::string(gs::fgd_policy_label(k)).c_str(),
-                  static_cast<unsigned long long>(seed), r.pods, r.failed,
-                  r.alloc[std::min<std::size_t>(100, r.bins() - 1)], r.unallocated_at(100),
-                  r.unallocated_at(last), r.frag[std::min<std::size_t>(100, r.bins() - 1)]);
-      if (timing) std::printf(" %8.3f", r.seconds);
-      std::printf("\n");
-      mean[k].first += r.unallocated_at(100) / static_cast<double>(seeds.size());
-      mean[k].second += r.unallocated_at(last) / static_cast<double>(seeds.size());
-      runs.push_back(std::move(r));
+  // The (policy, seed) cells run on --jobs threads; each row is printed in cell order, so the
+  // output is the same bytes for every --jobs (with --no-timing).
+  std::vector<gs::fgd_run_result> cell(n_cells);
+  gpusched_experiment::grid_progress progress(
+      std::cerr, o.progress, gpusched_experiment::grid_progress::stderr_is_terminal());
+  std::atomic<std::size_t> cells_done{0};
+  const auto run_cell = [&](std::size_t i) {
+    gs::fgd_run_config cfg;
+    cfg.policy = policies[i / seeds.size()];
+    cfg.seed = seeds[i % seeds.size()];
+    cfg.tune = tune;
+    cfg.popularity = popularity;
+    cfg.random_ties = o.random_ties;
+    cfg.permute_nodes = !o.name_order;
+    cell[i] = exp.run(cfg);
+    const auto d = ++cells_done;
+    progress.report(std::to_string(d) + "/" + std::to_string(n_cells) + " cells done, " +
+                        progress.timing(static_cast<double>(d) / static_cast<double>(n_cells)),
+                    d == n_cells);
+  };
+  const auto hand_back = [&](std::size_t i) {
+    const auto k = policies[i / seeds.size()];
+    const auto seed = seeds[i % seeds.size()];
+    auto r = std::move(cell[i]);
+    std::printf("%-17s %5llu %8zu %8zu %8.2f %8.2f %8.2f %7.2f",
+                std::string(gs::fgd_policy_label(k)).c_str(),
+                static_cast<unsigned long long>(seed), r.pods, r.failed,
+                r.alloc[std::min<std::size_t>(100, r.bins() - 1)], r.unallocated_at(100),
+                r.unallocated_at(last), r.frag[std::min<std::size_t>(100, r.bins() - 1)]);
+    if (timing) std::printf(" %8.3f", r.seconds);
+    std::printf("\n");
+    std::fflush(stdout);
+    mean[k].first += r.unallocated_at(100) / static_cast<double>(seeds.size());
+    mean[k].second += r.unallocated_at(last) / static_cast<double>(seeds.size());
+    runs.push_back(std::move(r));
+  };
+  if (!o.merge.empty()) {
+    // The cells of a Slurm array (or any --cell runs), handed back in order as a local run's.
+    g_stage = "merging the cells under " + o.merge;
+    for (std::size_t i = 0; i < n_cells; ++i) {
+      cell[i] = read_cell((std::filesystem::path(o.merge) / std::to_string(i) / "cell.txt").string(),
+                          policies[i / seeds.size()], seeds[i % seeds.size()]);
+      hand_back(i);
     }
+  } else {
+    gpusched_experiment::run_cells(n_cells,
+                                   o.jobs > 0 ? o.jobs : gpusched_experiment::default_jobs(),
+                                   run_cell, hand_back);
   }
   published_means pub;
-  const bool have_pub = o.has("--published");
-  g_stage = "reading the published table " + o.get("--published");
-  if (have_pub) pub = read_published(o.get("--published"), workload, last_s);
+  const bool have_pub = !o.published.empty();
+  g_stage = "reading the published table " + o.published;
+  if (have_pub) pub = read_published(o.published, workload, last_s);
   std::printf("\nUnallocated GPU %% (mean over %zu seed(s))%s\n", seeds.size(),
               have_pub ? ", ours vs published (FGD artifact, same workload)" : "");
   std::printf("%-17s %9s %9s", "policy", "ours@100", ("ours@" + last_s).c_str());
@@ -365,71 +541,51 @@ int run_packing(std::span<const std::string_view> args) {
     }
     std::printf("\n");
   }
-  if (o.has("--out")) {
-    g_stage = "writing the tables under " + o.get("--out");
-    write_csvs(o.get("--out"), workload, runs);
+  if (!o.out.empty()) {
+    g_stage = "writing the tables under " + o.out;
+    write_csvs(o.out, workload, runs);
     std::printf(
         "\nwrote analysis_allo_discrete.csv, analysis_frag_discrete.csv, "
         "analysis_frag_ratio_discrete.csv to %s\n",
-        o.get("--out").c_str());
+        o.out.c_str());
   }
   return 0;
 }
 
-std::vector<gs::mig_policy_kind> parse_mig_policies(const std::string& s) {
-  std::vector<gs::mig_policy_kind> out;
-  for (const auto& part : split(s, ',')) {
-    if (part == "first-fit") {
-      out.push_back(gs::mig_policy_kind::first_fit);
-    } else if (part == "mig-aware") {
-      out.push_back(gs::mig_policy_kind::mig_aware);
-    } else if (part == "all") {
-      out.push_back(gs::mig_policy_kind::first_fit);
-      out.push_back(gs::mig_policy_kind::mig_aware);
-    } else {
-      throw usage_error("--policy: unknown policy '" + part +
-                        "' (known: first-fit, mig-aware, all)");
-    }
-  }
-  if (out.empty()) throw usage_error("--policy: no policy given");
-  return out;
-}
-
 /// The MIG variant: the packing experiment's pods and seeded workload on a MIG-partitioned
 /// copy of the cluster (benchmarks/experiment/mig_experiment.hpp).
-int run_mig(std::span<const std::string_view> args) {
-  const options o(args,
-                  {"--nodes", "--pods", "--model", "--cover", "--policy", "--seeds", "--tune",
-                   "--out", "--workload"},
-                  {"--with-fractional", "--check-invariants", "--no-timing"});
-  const auto nodes_path = o.require("--nodes");
-  const auto pods_path = o.require("--pods");
-  std::string model;
-  try {
-    model = gs::mig_model_name(o.get("--model", "A100-40GB"), "--model");
-  } catch (const gs::invalid_value_error&) {
-    std::string known = "A100-40GB, H100-80GB";
-    for (const char* n : gs::mig_model_names) known += std::string(", ") + n;
-    throw usage_error("--model: unknown MIG model '" + o.get("--model") + "' (known: " + known +
-                      ")");
-  }
-  const auto cover_s = o.get("--cover", "compute");
-  if (cover_s != "compute" && cover_s != "memory") {
-    throw usage_error("--cover: unknown cover '" + cover_s + "' (known: compute, memory)");
-  }
+int run_mig(const experiment_args& o) {
+  const auto& nodes_path = o.nodes;
+  const auto& pods_path = o.pods;
+  const std::string& model = o.model;
+  const std::string& cover_s = o.cover;
   const auto cover = cover_s == "compute" ? gs::mig_cover::compute : gs::mig_cover::memory;
-  const auto policies = parse_mig_policies(o.get("--policy", "all"));
-  const auto seeds = parse_seeds(o.get("--seeds", "42-51"));
-  const double tune = to_double(o.get("--tune", "1.3"), "--tune");
-  if (!(tune > 0) || tune > 10) throw usage_error("--tune: must be in (0, 10]");
-  const bool timing = !o.has("--no-timing");
-  const bool fractional = o.has("--with-fractional");
+  const auto& policies = o.mig_policies;
+  const auto& seeds = o.seeds;
+  const double tune = o.tune;
+  const bool timing = o.timing;
+  const bool fractional = o.fractional;
   const std::string workload =
-      o.get("--workload", std::filesystem::path(pods_path).stem().string());
+      o.workload.empty() ? std::filesystem::path(pods_path).stem().string() : o.workload;
 
   g_stage = "loading " + nodes_path + " and " + pods_path;
   const gs::mig_experiment exp(gs::load_openb_nodes(nodes_path), load_pods(pods_path),
                                model, cover);
+  if (!o.out.empty()) {
+    std::vector<std::string> names;
+    for (const auto k : policies) names.emplace_back(gs::mig_policy_label(k));
+    if (fractional) names.emplace_back(gs::fgd_policy_label(gs::fgd_policy_kind::fgd));
+    start_out_dir(o.out, "mig", {{"nodes", nodes_path}, {"pods", pods_path}},
+                  {{"workload", gs::detail::json_string(workload)},
+                   {"model", gs::detail::json_string(model)},
+                   {"cover", gs::detail::json_string(cover_s)},
+                   {"policies", json_strings(names)},
+                   {"seeds", json_array(seeds)},
+                   {"tune", gs::detail::num(tune)},
+                   {"nodes", std::to_string(exp.node_count())},
+                   {"gpus", std::to_string(exp.total_gpus())},
+                   {"pods", std::to_string(exp.pod_count())}});
+  }
   g_stage = "running the MIG experiment";
   std::printf(
       "MIG packing experiment: %zu nodes, %lld GPUs (%s, MIG on every GPU), %zu pods (%s), "
@@ -466,14 +622,40 @@ int run_mig(std::span<const std::string_view> args) {
   };
   std::vector<gs::mig_run_result> runs;
   std::vector<gs::fgd_run_result> fgd_runs;
-  for (const auto k : policies) {
-    for (const auto seed : seeds) {
+  // Cells: (MIG policy, seed), then (fractional FGD, seed); run on --jobs threads, printed in
+  // cell order (the same bytes for every --jobs, with --no-timing).
+  const std::size_t n_mig = policies.size() * seeds.size();
+  const std::size_t n_cells = n_mig + (fractional ? seeds.size() : 0);
+  std::vector<gs::mig_run_result> mig_cell(n_mig);
+  std::vector<gs::fgd_run_result> fgd_cell(n_cells - n_mig);
+  gpusched_experiment::grid_progress progress(
+      std::cerr, o.progress, gpusched_experiment::grid_progress::stderr_is_terminal());
+  std::atomic<std::size_t> cells_done{0};
+  const auto run_cell = [&](std::size_t i) {
+    if (i < n_mig) {
       gs::mig_run_config cfg;
-      cfg.policy = k;
-      cfg.seed = seed;
+      cfg.policy = policies[i / seeds.size()];
+      cfg.seed = seeds[i % seeds.size()];
       cfg.tune = tune;
-      cfg.check_invariants = o.has("--check-invariants");
-      auto r = exp.run(cfg);
+      cfg.check_invariants = o.check_invariants;
+      mig_cell[i] = exp.run(cfg);
+    } else {
+      gs::fgd_run_config cfg;
+      cfg.policy = gs::fgd_policy_kind::fgd;
+      cfg.seed = seeds[i - n_mig];
+      cfg.tune = tune;
+      fgd_cell[i - n_mig] = exp.fractional().run(cfg);
+    }
+    const auto d = ++cells_done;
+    progress.report(std::to_string(d) + "/" + std::to_string(n_cells) + " cells done, " +
+                        progress.timing(static_cast<double>(d) / static_cast<double>(n_cells)),
+                    d == n_cells);
+  };
+  const auto hand_back = [&](std::size_t i) {
+    if (i < n_mig) {
+      const auto k = policies[i / seeds.size()];
+      const auto seed = seeds[i % seeds.size()];
+      auto r = std::move(mig_cell[i]);
       if (!r.violations.empty()) {
         throw std::runtime_error("invariant violated (" + std::string(gs::mig_policy_label(k)) +
                                  ", seed " + std::to_string(seed) + "): " + r.violations.front());
@@ -481,23 +663,19 @@ int run_mig(std::span<const std::string_view> args) {
       row(std::string(gs::mig_policy_label(k)), seed, r.pods, r.failed, r.served_pct(), r.alloc,
           r.used, r.seconds);
       runs.push_back(std::move(r));
-    }
-  }
-  if (fractional) {
-    for (const auto seed : seeds) {
-      gs::fgd_run_config cfg;
-      cfg.policy = gs::fgd_policy_kind::fgd;
-      cfg.seed = seed;
-      cfg.tune = tune;
-      auto r = exp.fractional().run(cfg);
+    } else {
+      auto r = std::move(fgd_cell[i - n_mig]);
       const double served =
           r.pods == 0 ? 100.0 : 100.0 * static_cast<double>(r.placed) / static_cast<double>(r.pods);
       // Fractional shares: what is allocated is what the placed pods asked for.
-      row(std::string(gs::fgd_policy_label(r.policy)), seed, r.pods, r.failed, served, r.alloc,
-          r.alloc, r.seconds);
+      row(std::string(gs::fgd_policy_label(r.policy)), seeds[i - n_mig], r.pods, r.failed, served,
+          r.alloc, r.alloc, r.seconds);
       fgd_runs.push_back(std::move(r));
     }
-  }
+    std::fflush(stdout);
+  };
+  gpusched_experiment::run_cells(n_cells, o.jobs > 0 ? o.jobs : gpusched_experiment::default_jobs(),
+                                 run_cell, hand_back);
   std::printf(
       "\nMean over %zu seed(s): unallocated GPU %% (free compute slices; fractional: free "
       "share), pods served %%, GPU share used by placed pods %%\n",
@@ -508,10 +686,9 @@ int run_mig(std::span<const std::string_view> args) {
     std::printf("%-13s %9.2f %9.2f %8.2f %8.2f\n", label.c_str(), m.unalc100, m.unalc_last,
                 m.served, m.used100);
   }
-  if (o.has("--out")) {
-    g_stage = "writing the tables under " + o.get("--out");
-    const std::filesystem::path dir = o.get("--out");
-    std::filesystem::create_directories(dir);
+  if (!o.out.empty()) {
+    g_stage = "writing the tables under " + o.out;
+    const std::filesystem::path dir = o.out;
     std::vector<csv_row> allo, used;
     for (const auto& r : runs) {
       allo.push_back(
@@ -532,70 +709,41 @@ int run_mig(std::span<const std::string_view> args) {
   return 0;
 }
 
-struct subcommand {
-  std::string_view name;
-  std::string_view usage;
-  int (*run)(std::span<const std::string_view>);
-};
-
-constexpr subcommand commands[] = {
-    {"packing",
-     "packing --nodes NODE_CSV --pods POD_CSV [--policy random|dotprod|clustering|packing|"
-     "bestfit|fgd|all[,...]] [--seeds 42-51] [--tune 1.3] [--out DIR] [--published ALLO_CSV] "
-     "[--workload NAME] [--popularity 95] [--random-ties] [--name-order] [--no-timing]",
-     run_packing},
-    {"mig",
-     "mig --nodes NODE_CSV --pods POD_CSV [--model A100-40GB|H100-80GB] [--cover compute|memory] "
-     "[--policy first-fit|mig-aware|all[,...]] [--seeds 42-51] [--tune 1.3] [--with-fractional] "
-     "[--out DIR] [--workload NAME] [--check-invariants] [--no-timing]",
-     run_mig},
-};
-
-void usage(std::FILE* to) {
-  std::fprintf(to, "usage: gpusched-experiment <subcommand> [options]\nsubcommands:\n");
-  for (const auto& c : commands)
-    std::fprintf(to, "  %.*s\n", static_cast<int>(c.usage.size()), c.usage.data());
-  std::fprintf(to,
-               "  replay [--config FILE] [options]   (replay a trace; 'replay --help' for the "
-               "options)\n");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string_view> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    usage(args.empty() ? stderr : stdout);
-    return args.empty() ? 2 : 0;
-  }
-  // `replay` parses its own options (benchmarks/replay/replay.hpp); argv[0] is its name.
-  if (args[0] == "replay") return gpusched_experiment::run_replay(argc - 1, argv + 1);
-  const auto it = std::find_if(std::begin(commands), std::end(commands),
-                               [&](const subcommand& c) { return c.name == args[0]; });
-  if (it == std::end(commands)) {
-    std::fprintf(stderr, "gpusched-experiment: unknown subcommand '%.*s'\n",
-                 static_cast<int>(args[0].size()), args[0].data());
-    usage(stderr);
-    return 2;
-  }
+  std::vector<std::string> args(argv + 1, argv + argc);
+  g_command.assign(argv, argv + argc);
+  std::string sub = args.empty() ? std::string() : args.front();
   try {
-    return it->run(std::span(args).subspan(1));
+    const auto cmd = gpusched_experiment::parse_experiment_command(args);
+    if (cmd.what == gpusched_experiment::parsed_command::kind::help) {
+      std::fputs(cmd.help.c_str(), stdout);
+      return 0;
+    }
+    // `replay` parses its own options (benchmarks/replay/replay.hpp); argv[0] is its name.
+    if (cmd.what == gpusched_experiment::parsed_command::kind::replay) {
+      return gpusched_experiment::run_replay(argc - 1, argv + 1);
+    }
+    sub = cmd.args.subcommand;
+    return sub == "packing" ? run_packing(cmd.args) : run_mig(cmd.args);
   } catch (const usage_error& e) {
-    std::fprintf(stderr, "gpusched-experiment %.*s: %s\n", static_cast<int>(it->name.size()),
-                 it->name.data(), e.what());
-    usage(stderr);
+    const std::string what = e.what();
+    const bool named = what.starts_with("packing: ") || what.starts_with("mig: ");
+    std::fprintf(stderr, "gpusched-experiment%s%s\n(gpusched-experiment %s--help for usage)\n",
+                 named ? " " : ": ", what.c_str(), named ? (sub + " ").c_str() : "");
     return 2;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "gpusched-experiment %.*s: out of memory while %s\n",
-                 static_cast<int>(it->name.size()), it->name.data(), g_stage.c_str());
+    std::fprintf(stderr, "gpusched-experiment %s: out of memory while %s\n", sub.c_str(),
+                 g_stage.c_str());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpusched-experiment %.*s: %s (while %s)\n",
-                 static_cast<int>(it->name.size()), it->name.data(), e.what(), g_stage.c_str());
+    std::fprintf(stderr, "gpusched-experiment %s: %s (while %s)\n", sub.c_str(), e.what(),
+                 g_stage.c_str());
     return 1;
   } catch (...) {
-    std::fprintf(stderr, "gpusched-experiment %.*s: unknown exception while %s\n",
-                 static_cast<int>(it->name.size()), it->name.data(), g_stage.c_str());
+    std::fprintf(stderr, "gpusched-experiment %s: unknown exception while %s\n", sub.c_str(),
+                 g_stage.c_str());
     return 1;
   }
 }

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Implementation of the replay command; usage in kUsage below and in benchmarks/README.md.
+// Implementation of the replay command; options in kOptions below and in benchmarks/README.md.
 #include "replay.hpp"
 
+#include "cells.hpp"    // run_cells, grid_progress
+#include "outputs.hpp"  // write_file, run_record
+
 #include <algorithm>  // std::all_of
+#include <atomic>
+#include <cstdio>  // std::snprintf
 #include <chrono>
 #include <cmath>  // std::llround
 #include <cstdint>
@@ -20,6 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include <gpusched/core/parse.hpp>
 #include <gpusched/gpusched.hpp>
 
@@ -28,62 +35,6 @@ namespace gs = gpusched;
 namespace gpusched_experiment {
 namespace {
 
-constexpr const char* kUsage = R"(usage: replay [--config FILE] [options]
-Replays a job trace on a simulated cluster and reports metrics.
-
-  --trace KIND:PATH         philly:FILE | tiresias:FILE | openb:FILE |
-                            synthetic:JOBS:JOBS_PER_HOUR[:TENANTS]     (required;
-                            JOBS at most 1e8, TENANTS at most 100,000)
-  --cluster NODESxGPUS[:MODEL]   homogeneous cluster (default 250x8:V100-SXM2-32GB), or
-            openb:NODE_CSV      the nodes of an openb node list (sn,cpu_milli,memory_mib,gpu,model)
-  --cpu-per-gpu CORES       CPU per GPU for traces without CPU figures (default 4)
-  --policy SPEC             one composition: slot=name,... over the slots ordering,
-                            admission, packing, placement, preemption (defaults: the library's);
-                            names: listed at the end of --help. Among them: ordering=2d-gittins
-                            (needs --gittins-prior), preemption=las (Tiresias: a job in a
-                            higher attained-service queue preempts lower queues) and
-                            preemption=srtf|srsf (preemptive oracle: a job preempts jobs with
-                            more remaining time or service); attained-service orderings and
-                            these preemptions read the service record the simulator keeps
-  --compare SPEC;SPEC;...   several compositions, run on the same trace, shown side by side;
-                            a SPEC may start with LABEL: (default label: the names joined by /)
-  --tenant NAME             keep only jobs of this tenant (Philly: virtual cluster)
-  --limit N                 keep only the first N jobs (by submission)
-  --arrival-scale F         multiply every inter-arrival time by F > 0 (F < 1 compresses the
-                            trace: 0.25 offers four times the load; durations are unchanged)
-  --seed N                  simulator seed (default 1)
-  --trigger event|SECONDS   cycle on every event (default) or every SECONDS (at least 1)
-  --node-mtbf-hours H       mean time between failures per node (default 0: none)
-  --repair-hours H          repair time of a failed node (default 1)
-  --gpu-mtbf-hours H        mean time between failures per GPU (default 0: none); a failed GPU
-                            interrupts only the jobs holding it, its node stays in service
-  --gpu-repair-hours H      repair time of a failed GPU (default 1)
-  --time-limit-days D       stop D simulated days after the first event (default 0: none);
-                            jobs not finished by then are reported as unfinished. Without
-                            checkpoints, a job longer than its GPUs' MTBF may never finish
-  --checkpoint-interval-s S periodic checkpoint interval of every job (default 0: none;
-                            otherwise at least 1)
-  --checkpoint-cost-s S     time to write a checkpoint (default 0)
-  --restore-cost-s S        time to restore after a restart (default 0)
-  --graceful-preemption     a preempted job saves its progress (Tiresias' assumption)
-  --gittins-prior FILE      GPU-time prior (Tiresias yarn-gput*.csv: header, one GPU-seconds
-                            sample per line) enabling the ordering name 2d-gittins
-  --urgent-fraction F       promote each job with probability F (drawn from --seed) to
-                            priority --urgent-priority; reports the urgent jobs' wait
-  --urgent-priority P       priority of promoted jobs (default 100; trace jobs have 0)
-  --leaf-nodes K            a leaf/spine fabric of K nodes per leaf: placement=topology
-                            uses it (a requeued gang prefers its previous node, then leaf),
-                            and gang locality is reported per leaf
-  --sample-s S              time-series spacing (default 600)
-  --check-invariants        check the cluster invariants after every event (slow)
-  --out DIR                 write summary.csv, and per composition LABEL/{summary.json,
-                            jobs.csv,samples.csv,tenants.csv}
-  --progress                print a progress line on standard error
-  --quiet                   do not print the table
-  --help                    this text
-A config FILE holds the same options, one per line as `key = value` (or a bare `key` for a
-flag), `#` starts a comment; later command-line options override it.
-)";
 
 struct options {
   std::string trace;
@@ -108,6 +59,13 @@ struct options {
   bool check = false;
   std::string out_dir;
   bool progress = false, quiet = false, help = false;
+  unsigned jobs = 0;  ///< --jobs: threads for the compositions (0: the machine's cores)
+  // For run.json: the command line, the options given (config file, then command line; the
+  // later value of a key wins) and the config files read.
+  std::string program = "gpusched-replay";
+  std::vector<std::string> command;
+  std::map<std::string, std::string> given;
+  std::vector<std::string> config_files;
 };
 
 struct usage_error {
@@ -192,7 +150,12 @@ double to_duration(const std::string& key, const std::string& v, double unit_ms)
   return x;
 }
 
+void apply_one(options& o, const std::string& k, const std::string& v);
 void apply(options& o, const std::string& k, const std::string& v) {
+  apply_one(o, k, v);
+  if (k != "help" && k != "config") o.given[k] = v.empty() && is_flag(k) ? "true" : v;
+}
+void apply_one(options& o, const std::string& k, const std::string& v) {
   if (k == "trace") {
     o.trace = v;
   } else if (k == "cluster") {
@@ -258,6 +221,9 @@ void apply(options& o, const std::string& k, const std::string& v) {
     }
   } else if (k == "out") {
     o.out_dir = v;
+  } else if (k == "jobs") {
+    o.jobs = to_whole<unsigned>(k, v, 1024);
+    if (o.jobs == 0) throw usage_error{"--jobs: must be at least 1"};
   } else if (k == "graceful-preemption") {
     o.graceful = to_flag(k, v);
   } else if (k == "check-invariants") {
@@ -310,30 +276,114 @@ void read_config(options& o, std::istream& in, const std::string& path) {
 void read_config(options& o, const std::string& path) {
   std::ifstream in = gs::open_input(path);
   read_config(o, in, path);
+  o.config_files.push_back(path);
 }
 
-options parse(const std::vector<std::string>& args, options o = {}, bool read_files = true) {
+/// One option of the command: its name (without `--`), the name of its value (empty: a flag)
+/// and its help text. The command line is parsed by CLI11 over this table; every value goes
+/// through `apply` (the checks above), so a config file line and a command-line option obey the
+/// same rules.
+struct option_doc {
+  const char* key;
+  const char* value;
+  const char* help;
+};
+constexpr option_doc kOptions[] = {
+    {"config", "FILE", "options as `key = value` lines (a bare `key` for a flag, `#` starts a comment); later command-line options override them"},
+    {"trace", "KIND:PATH", "philly:FILE | tiresias:FILE | openb:FILE | synthetic:JOBS:JOBS_PER_HOUR[:TENANTS] (required; JOBS at most 1e8, TENANTS at most 100,000)"},
+    {"cluster", "NODESxGPUS[:MODEL]", "homogeneous cluster (default 250x8:V100-SXM2-32GB), or openb:NODE_CSV: the nodes of an openb node list (sn,cpu_milli,memory_mib,gpu,model)"},
+    {"cpu-per-gpu", "CORES", "CPU per GPU for traces without CPU figures (default 4)"},
+    {"policy", "SPEC", "one composition: [LABEL:]slot=name,... over the slots ordering, admission, packing, placement, preemption (defaults: the library's; names: listed at the end). Among them: ordering=2d-gittins (needs --gittins-prior), preemption=las (Tiresias), preemption=srtf|srsf (preemptive oracle)"},
+    {"compare", "SPEC;SPEC;...", "several compositions on the same trace, side by side; a SPEC may start with LABEL: (default label: the names joined by /); labels name folders under --out and must differ"},
+    {"tenant", "NAME", "keep only jobs of this tenant (Philly: virtual cluster)"},
+    {"limit", "N", "keep only the first N jobs (by submission)"},
+    {"arrival-scale", "F", "multiply every inter-arrival time by F > 0 (0.25 offers four times the load; durations unchanged)"},
+    {"seed", "N", "simulator seed (default 1)"},
+    {"trigger", "event|SECONDS", "cycle on every event (default) or every SECONDS (at least 1)"},
+    {"node-mtbf-hours", "H", "mean time between failures per node (default 0: none)"},
+    {"repair-hours", "H", "repair time of a failed node (default 1)"},
+    {"gpu-mtbf-hours", "H", "mean time between failures per GPU (default 0: none); a failed GPU interrupts only the jobs holding it"},
+    {"gpu-repair-hours", "H", "repair time of a failed GPU (default 1)"},
+    {"time-limit-days", "D", "stop D simulated days after the first event (default 0: none); jobs not finished by then are reported as unfinished"},
+    {"checkpoint-interval-s", "S", "periodic checkpoint interval of every job (default 0: none; otherwise at least 1)"},
+    {"checkpoint-cost-s", "S", "time to write a checkpoint (default 0)"},
+    {"restore-cost-s", "S", "time to restore after a restart (default 0)"},
+    {"graceful-preemption", "", "a preempted job saves its progress (Tiresias' assumption)"},
+    {"gittins-prior", "FILE", "GPU-time prior (Tiresias yarn-gput*.csv: header, one GPU-seconds sample per line) enabling ordering=2d-gittins"},
+    {"urgent-fraction", "F", "promote each job with probability F (drawn from --seed) to priority --urgent-priority; reports the urgent jobs' wait"},
+    {"urgent-priority", "P", "priority of promoted jobs (default 100; trace jobs have 0)"},
+    {"leaf-nodes", "K", "a leaf/spine fabric of K nodes per leaf: placement=topology uses it, gang locality is reported per leaf"},
+    {"sample-s", "S", "time-series spacing (default 600; 0: no samples)"},
+    {"check-invariants", "", "check the cluster invariants after every event (slow)"},
+    {"out", "DIR", "write run.json, summary.csv and per composition LABEL/{summary.json,jobs.csv,samples.csv,tenants.csv,placement_urgent.csv}"},
+    {"jobs", "N", "run the compositions on N threads (default: the machine's cores; from Python: 1); the outputs are the same bytes for every N"},
+    {"progress", "", "print progress on standard error for the whole grid: jobs done of all compositions, simulated day, elapsed, ETA (one line rewritten on a terminal, plain lines every 10 s otherwise)"},
+    {"quiet", "", "do not print the table"},
+};
+
+/// The command-line parser of the replay command (CLI11): every option of kOptions, each value
+/// handed to `apply` after parsing. A flag takes no value or `=true`/`=false`.
+std::unique_ptr<CLI::App> make_app(options& o, const std::string& name) {
+  auto app = std::make_unique<CLI::App>(
+      "Replays a job trace on a simulated cluster with one or several policy compositions and "
+      "reports metrics (benchmarks/README.md).",
+      name);
+  app->set_help_flag("--help,-h", "this text, then every policy name of the registry");
+  app->footer(
+      "A config FILE holds the same options, one per line as `key = value` (or a bare `key` for "
+      "a flag); `#` starts a comment at the start of a line or after white space; later "
+      "command-line options override it.");
+  for (const auto& d : kOptions) {
+    const std::string key = d.key;
+    auto* opt = app->add_option_function<std::string>(
+        "--" + key,
+        [&o, key](const std::string& v) {
+          if (key != "config") apply(o, key, v);
+        },
+        d.help);
+    if (*d.value == '\0') {
+      opt->expected(0, 1);  // `--quiet` or `--quiet=false`
+      opt->type_name("");
+    } else {
+      opt->type_name(d.value);
+    }
+    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+  // Both set the compositions: given together, one would silently win.
+  app->get_option("--policy")->excludes(app->get_option("--compare"));
+  return app;
+}
+
+options parse(const std::vector<std::string>& args, options o = {}, bool read_files = true,
+              const std::string& name = "gpusched-replay") {
   for (std::size_t i = 0; i < args.size(); ++i) {  // the config file first
     if (!read_files) break;
     if (args[i] == "--config" && i + 1 < args.size()) read_config(o, args[i + 1]);
     if (args[i].rfind("--config=", 0) == 0) read_config(o, args[i].substr(9));
   }
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i];
-    if (a.rfind("--", 0) != 0) throw usage_error{"unexpected argument '" + a + "'"};
-    a = a.substr(2);
-    std::string v;
-    if (const auto eq = a.find('='); eq != std::string::npos) {
-      v = a.substr(eq + 1);
-      a.resize(eq);
-    } else if (!is_flag(a)) {
-      if (i + 1 >= args.size()) throw usage_error{"--" + a + " needs a value"};
-      v = args[++i];
-    }
-    if (a == "config") continue;
-    apply(o, a, v);
+  auto app = make_app(o, name);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them reversed
+  app->allow_extras();  // named below, one at a time, as before
+  try {
+    app->parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    o.help = true;
+    return o;
+  } catch (const CLI::ParseError& e) {
+    throw usage_error{e.what()};
+  }
+  if (const auto extra = app->remaining(); !extra.empty()) {
+    const std::string& a = extra.front();
+    if (a.rfind("--", 0) == 0) throw usage_error{"unknown option " + a.substr(0, a.find('='))};
+    throw usage_error{"unexpected argument '" + a + "'"};
   }
   return o;
+}
+
+/// The help text: CLI11's option list, then every policy name of the registry.
+std::string help_text(const std::string& name) {
+  options o;
+  return make_app(o, name)->help();
 }
 
 struct cluster_spec {
@@ -468,25 +518,6 @@ composition parse_composition(std::string spec, const gs::policy_inputs& x,
   if (c.label.empty()) c.label = auto_label.empty() ? "default" : auto_label;
   check_names(c.config, x, registry);
   return c;
-}
-
-/// Writes `text` to a temporary name beside `p` and renames it to `p`: an interrupted run never
-/// leaves a file that looks complete.
-void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::filesystem::path tmp = p;
-  tmp += ".partial";
-  {
-    // A leftover temporary (or a symbolic link planted under that name) is removed, not
-    // written through: what is written stays inside --out.
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw gs::parse_error(tmp.string(), 0, "file", "cannot write");
-    f << text;
-    f.close();
-    if (!f) throw gs::parse_error(tmp.string(), 0, "file", "write failed (disk full?)");
-  }
-  std::filesystem::rename(tmp, p);
 }
 
 /// Runs the replays of `o` with the policies of `registry`; writes the files of --out, the
@@ -638,6 +669,54 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
       }
     }
   }
+  // --out is made and checked before any run: its folder and every composition's, none a
+  // symbolic link; run.json, written first, records how the folder is made.
+  if (!o.out_dir.empty()) {
+    g_stage = "preparing --out " + o.out_dir;
+    const std::filesystem::path root(o.out_dir);
+    for (const auto& c : comps) {
+      const auto dir = root / c.label;
+      std::error_code ec;
+      if (std::filesystem::is_symlink(dir, ec)) {
+        throw gs::parse_error(dir.string(), 0, "--out",
+                              "is a symbolic link: refusing to write through it (remove it)");
+      }
+      std::filesystem::create_directories(dir, ec);
+      if (ec) {
+        throw gs::parse_error(dir.string(), 0, "--out",
+                              "cannot create the folder: " + ec.message() + " (nothing was run)");
+      }
+    }
+    run_record rec(o.program, o.command);
+    const auto colon = o.trace.find(':');
+    const std::string kind = o.trace.substr(0, colon);
+    if (kind != "synthetic") rec.add_input("trace", o.trace.substr(colon + 1));
+    if (!cs.openb_nodes.empty()) rec.add_input("cluster", cs.openb_nodes);
+    if (!o.gittins_prior.empty()) rec.add_input("gittins-prior", o.gittins_prior);
+    for (const auto& f : o.config_files) rec.add_input("config", f);
+    std::vector<std::pair<std::string, std::string>> given;
+    for (const auto& [k, v] : o.given) given.emplace_back(k, gs::detail::json_string(v));
+    rec.add_raw("options", json_object(given));
+    rec.add("trace", o.trace);
+    rec.add("trace_jobs", static_cast<std::uint64_t>(tr.jobs.size()));
+    rec.add("cluster", o.cluster);
+    rec.add("cluster_nodes", static_cast<std::uint64_t>(base.node_count()));
+    rec.add("cluster_gpus", static_cast<std::uint64_t>(base.total_gpus()));
+    rec.add("seed", o.seed);
+    std::string list = "[";
+    for (std::size_t i = 0; i < comps.size(); ++i) {
+      const auto& p = comps[i].config;
+      list += std::string(i ? ",\n    " : "\n    ") +
+              json_object({{"label", gs::detail::json_string(comps[i].label)},
+                           {"ordering", gs::detail::json_string(p.ordering)},
+                           {"admission", gs::detail::json_string(p.admission)},
+                           {"packing", gs::detail::json_string(p.packing)},
+                           {"placement", gs::detail::json_string(p.placement)},
+                           {"preemption", gs::detail::json_string(p.preemption)}});
+    }
+    rec.add_raw("compositions", list + "\n  ]");
+    write_file(root / "run.json", rec.text());
+  }
   struct extra_figures {
     gs::locality_tally locality;
     gs::distribution urgent_wait_s;
@@ -646,50 +725,82 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
   };
   std::vector<extra_figures> extra(comps.size());
   std::vector<gs::sim_summary> results;
-  for (std::size_t ci = 0; ci < comps.size(); ++ci) {
+  // Each composition is a cell: they run on --jobs threads and are handed back in order (files,
+  // warnings and tables are written there), so the outputs are the same bytes for every --jobs.
+  struct cell_out {
+    gs::sim_summary summary;
+    std::vector<gs::job_record> records;
+    std::vector<gs::sim_sample> samples;
+    gs::sim_totals totals;
+    double secs = 0;
+  };
+  std::vector<cell_out> cells(comps.size());
+  const std::size_t jobs_per_cell = tr.jobs.size();
+  const std::size_t grid_jobs = jobs_per_cell * comps.size();
+  // jobs done (finished or rejected) per cell, as last counted, for the progress line
+  std::unique_ptr<std::atomic<std::size_t>[]> done_jobs(new std::atomic<std::size_t>[comps.size()]);
+  for (std::size_t i = 0; i < comps.size(); ++i) done_jobs[i] = 0;
+  std::atomic<std::size_t> cells_done{0};
+  grid_progress progress(err, o.progress,
+                         &err == &std::cerr && grid_progress::stderr_is_terminal());
+  const auto grid_line = [&](const std::string& head) {
+    std::size_t done = 0;
+    for (std::size_t i = 0; i < comps.size(); ++i) done += done_jobs[i];
+    const double f = grid_jobs == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(grid_jobs);
+    char pct[16];
+    std::snprintf(pct, sizeof pct, "%.1f%%", 100 * f);
+    return head + "; grid: " + std::to_string(cells_done.load()) + "/" +
+           std::to_string(comps.size()) + " compositions, " + std::to_string(done) + "/" +
+           std::to_string(grid_jobs) + " jobs done (" + pct + "), " + progress.timing(f);
+  };
+  const auto run_cell = [&](std::size_t ci) {
     const auto& c = comps[ci];
-    gs::replay_options ro;
-    ro.sim = cfg;
-    ro.inputs = x;
-    ro.tenant_names = tr.tenants;
-    g_stage = "replaying composition '" + c.label + "'";
     const auto wall0 = std::chrono::steady_clock::now();
     std::size_t k = 0;  // jobs read (arrived) so far
-    // The observer runs inside gs::replay below: what it captures by reference must outlive it.
-    auto last = wall0;
+    gs::simulator<gs::any_pipeline> sim(base, registry.make_pipeline(c.config, x), cfg);
     std::uint64_t calls = 0;
-    {
-      ro.observer = [&, total = tr.jobs.size()](gs::sim_time t, const gs::ledger& book) {
-        // Every start of this event time (one cycle per event time): gang locality.
-        for (const auto& r : book.running()) {
-          if (r.start == t) {
-            extra[ci].locality.record(r.tasks, gpus_per_node, leaves ? &*leaves : nullptr);
-          }
+    // The observer runs inside sim.run below: what it captures by reference outlives it.
+    sim.set_observer([&](gs::sim_time t, const gs::ledger& book) {
+      // Every start of this event time (one cycle per event time): gang locality.
+      for (const auto& r : book.running()) {
+        if (r.start == t) {
+          extra[ci].locality.record(r.tasks, gpus_per_node, leaves ? &*leaves : nullptr);
         }
-        if (!o.progress || (++calls & 1023u) != 0) return;
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last < std::chrono::seconds(1)) return;
-        last = now;
-        err << "\r[" << c.label << "] sim day " << static_cast<long>(gs::to_seconds(t) / 86400)
-            << ", " << k << "/" << total << " jobs arrived, " << book.running().size()
-            << " running   " << std::flush;
-      };
-    }
-    const auto run = gs::replay(
-        base, {c.label, c.config},
-        [&]() -> std::optional<gs::sim_job> {
-          if (k >= tr.jobs.size()) return std::nullopt;
-          const auto& r = tr.jobs[k++];
-          const auto spec = r.gpu_spec < allowed.size() ? allowed[r.gpu_spec] : gs::gpu_model_set{};
-          return gs::sim_job{gs::to_job_spec(r, conv, spec), r.duration};
-        },
-        ro, registry);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    if (o.progress) {
-      err << "\r[" << c.label << "] done: " << run.totals.events << " events in " << secs
-          << " s                    \n";
-    }
+      }
+      if (!o.progress || (++calls & 1023u) != 0) return;
+      std::size_t done = 0;
+      for (const auto& r : sim.records()) done += r.outcome != gs::job_outcome::unfinished;
+      done_jobs[ci] = done;
+      char day[32];
+      std::snprintf(day, sizeof day, "%.1f", gs::to_seconds(t) / 86400);
+      progress.report(grid_line("[" + c.label + "] sim day " + day + ", " + std::to_string(done) +
+                                "/" + std::to_string(jobs_per_cell) + " jobs done, " +
+                                std::to_string(book.running().size()) + " running"));
+    });
+    sim.run([&]() -> std::optional<gs::sim_job> {
+      if (k >= tr.jobs.size()) return std::nullopt;
+      const auto& r = tr.jobs[k++];
+      const auto spec = r.gpu_spec < allowed.size() ? allowed[r.gpu_spec] : gs::gpu_model_set{};
+      return gs::sim_job{gs::to_job_spec(r, conv, spec), r.duration};
+    });
+    auto& res = cells[ci];
+    res.summary =
+        gs::summarize(sim.records(), sim.samples(), sim.totals(), tr.tenants, {}, c.label);
+    res.records.assign(sim.records().begin(), sim.records().end());
+    res.samples.assign(sim.samples().begin(), sim.samples().end());
+    res.totals = sim.totals();
+    res.secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    done_jobs[ci] = jobs_per_cell;
+    ++cells_done;
+    progress.report(grid_line("[" + c.label + "] done: " + std::to_string(res.totals.events) +
+                              " events in " + gs::detail::num(res.secs, "%.2f") + " s"),
+                    /*force=*/true);
+  };
+  const auto hand_back = [&](std::size_t ci) {
+    const auto& c = comps[ci];
+    cell_out run = std::move(cells[ci]);
+    cells[ci] = {};
+    const double secs = run.secs;
     results.push_back(run.summary);
     extra[ci].stopped_at_limit = run.totals.stopped_at_limit;
     if (run.totals.samples_capped) {
@@ -712,7 +823,7 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
       t.label = c.label;
       std::ostringstream a, b, d, e;
       gs::write_summary_csv(a, std::span<const gs::sim_summary>(&results.back(), 1));
-      gs::write_jobs_csv(b, run.records);
+      gs::write_jobs_csv(b, run.records, tr.tenants);
       gs::write_samples_csv(d, run.samples);
       gs::write_tenants_csv(e, results.back());
       t.summary_csv = a.str();
@@ -726,14 +837,9 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     if (!o.out_dir.empty()) {
       g_stage = "writing the results of '" + c.label + "' under " + o.out_dir;
       const std::filesystem::path dir = std::filesystem::path(o.out_dir) / c.label;
-      if (std::filesystem::is_symlink(dir)) {
-        throw gs::parse_error(dir.string(), 0, "--out",
-                              "is a symbolic link: refusing to write through it (remove it)");
-      }
-      std::filesystem::create_directories(dir);
       std::ostringstream a, b, d, e;
       gs::write_summary_json(a, results.back());
-      gs::write_jobs_csv(b, run.records);
+      gs::write_jobs_csv(b, run.records, tr.tenants);
       gs::write_samples_csv(d, run.samples);
       gs::write_tenants_csv(e, results.back());
       write_file(dir / "summary.json", a.str());
@@ -741,16 +847,24 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
       write_file(dir / "samples.csv", d.str());
       write_file(dir / "tenants.csv", e.str());
       const auto& lt = extra[ci].locality;
+      const auto& w = extra[ci].urgent_wait_s;
+      const auto wait = [&](double v) {
+        return extra[ci].urgent_started > 0 ? gs::detail::num(v) : std::string();
+      };
       std::ostringstream g;
       g << "multi_gpu_gangs,one_node,one_leaf,node_sized,node_sized_one_node,urgent_jobs,"
            "urgent_started,urgent_wait_mean_s,urgent_wait_p95_s,urgent_wait_max_s\n"
         << lt.gangs << "," << lt.one_node << "," << (leaves ? std::to_string(lt.one_domain) : "")
         << "," << lt.node_sized << "," << lt.node_sized_one << "," << urgent << ","
-        << extra[ci].urgent_started << "," << extra[ci].urgent_wait_s.mean << ","
-        << extra[ci].urgent_wait_s.p95 << "," << extra[ci].urgent_wait_s.max << "\n";
+        << extra[ci].urgent_started << "," << wait(w.mean) << "," << wait(w.p95) << ","
+        << wait(w.max) << "\n";
       write_file(dir / "placement_urgent.csv", g.str());
     }
-  }
+  };
+  g_stage = comps.size() == 1 ? "replaying composition '" + comps.front().label + "'"
+                              : "replaying " + std::to_string(comps.size()) + " compositions";
+  const unsigned threads = o.jobs > 0 ? o.jobs : default_jobs();
+  run_cells(comps.size(), threads, run_cell, hand_back);
   if (!o.out_dir.empty()) {
     g_stage = "writing " + o.out_dir + "/summary.csv";
     std::ostringstream s;
@@ -821,9 +935,14 @@ void print_policy_names(std::ostream& out) {
 int run_replay(int argc, char** argv, std::ostream& out, std::ostream& err) {
   g_stage = "reading the options";
   try {
-    const options o = parse(std::vector<std::string>(argv + 1, argv + argc));
+    // the replay subcommand of gpusched-experiment is called with argv[0] = "replay"
+    const bool sub = argc > 0 && std::string_view(argv[0]) == "replay";
+    const std::string name = sub ? "gpusched-experiment replay" : "gpusched-replay";
+    options o = parse(std::vector<std::string>(argv + 1, argv + argc), {}, true, name);
+    o.command.assign(argv, argv + argc);
+    o.program = name;
     if (o.help) {
-      out << kUsage;
+      out << help_text(name);
       print_policy_names(out);
       return 0;
     }
@@ -874,10 +993,14 @@ std::vector<replay_tables> run_replay_tables(const std::vector<std::string>& arg
                                              const gs::policy_registry& registry) {
   std::vector<replay_tables> tables;
   try {
-    const options o = parse(args);
+    options o = parse(args);
+    o.program = "gpusched.replay (Python)";
+    o.command = args;
+    // Python policies call back into the interpreter: one thread unless jobs= is given.
+    if (!o.given.contains("jobs")) o.jobs = 1;
     if (o.help) {
       throw gs::invalid_value_error(gs::error_id::invalid_value, "replay", "help", "true",
-                                    std::string("usage:\n") + kUsage);
+                                    help_text("gpusched.replay"));
     }
     std::ostringstream quiet_out, quiet_err;
     (void)run(o, quiet_out, quiet_err, registry, &tables);

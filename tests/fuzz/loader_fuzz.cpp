@@ -2,7 +2,7 @@
 // libFuzzer target for one text reader, chosen at compile time with GPUSCHED_FUZZ_LOADER
 // (1 Philly, 2 Tiresias, 3 openb pod list for replay, 4 Gavel, 5 `nvidia-smi topo -m`, 6 openb
 // node list and 7 openb pod list of the packing experiment, 8 the Gittins GPU-time prior,
-// 9 gpusched-replay's command line and config file). Any input either loads into a
+// 9 gpusched-replay's command line and config file, 10 gpusched-experiment's command line). Any input either loads into a
 // well-formed result or throws one of the library's errors (gpusched::error); anything else
 // (another exception, a crash, a sanitizer report, a hang, a runaway allocation) is a finding.
 #include <cstddef>
@@ -15,6 +15,9 @@
 
 #if GPUSCHED_FUZZ_LOADER == 9
 #include "replay.hpp"
+#endif
+#if GPUSCHED_FUZZ_LOADER == 10
+#include "experiment_args.hpp"
 #endif
 
 #include <gpusched/policy/ordering/las.hpp>
@@ -93,6 +96,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (args.size() == 1 && args[0].empty()) args.clear();
   std::ostringstream err;
   (void)gpusched_experiment::check_replay_arguments(args, config, err);
+  return 0;
+}
+#elif GPUSCHED_FUZZ_LOADER == 10
+// The input is gpusched-experiment's arguments (after the program name), one per line; no file
+// is read. A usage error is the documented outcome; any other exception is a finding.
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  std::vector<std::string> args;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto nl = text.find('\n', start);
+    args.push_back(text.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  if (args.size() == 1 && args[0].empty()) args.clear();
+  if (!args.empty() && args.front() == "replay") return 0;  // replay_args fuzzes that parser
+  std::ostringstream err;
+  (void)gpusched_experiment::check_experiment_arguments(args, err);
   return 0;
 }
 #elif GPUSCHED_FUZZ_LOADER == 5

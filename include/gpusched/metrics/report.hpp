@@ -2,17 +2,24 @@
 /// @file
 /// Output of simulation metrics: a printed table (several runs side by side), CSV (summary,
 /// per job, time series, per tenant) and JSON (summary), written by hand (no dependency).
-/// Numbers are printed with `%.6g` (or fixed decimals in the table), so output is identical
-/// across runs and platforms for identical inputs.
+/// CSV and JSON numbers are the shortest decimals that read back as exactly the same double
+/// (`std::to_chars`; times in the per-job and per-sample tables keep their three decimals,
+/// which are exact: the clock counts milliseconds); the printed table shows fixed decimals. A
+/// statistic that is undefined (a mean over no finished job) is an empty CSV cell, JSON `null`
+/// and `-` in the table, never 0. Output is identical across runs, compilers and platforms for
+/// identical inputs.
 #pragma once
 
 #include <algorithm>
-#include <cmath>   // std::isfinite
-#include <cstdio>  // std::snprintf
+#include <charconv>  // std::to_chars
+#include <cmath>     // std::isfinite
+#include <cstdio>    // std::snprintf
+#include <limits>
 #include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -23,11 +30,27 @@
 
 GPUSCHED_BEGIN_NAMESPACE
 namespace detail {
-inline std::string num(double v, const char* fmt = "%.6g") {
+/// `v` printed with the printf format `fmt` (one double conversion).
+inline std::string num(double v, const char* fmt) {
   char buf[64];
   std::snprintf(buf, sizeof buf, fmt, v);
   return buf;
 }
+/// `v` as the shortest decimal that reads back (`std::from_chars`, `strtod`, Python's `float`)
+/// as exactly `v`: fixed notation for 1e-7 <= |v| < 1e21 and for 0 (`8118736`, `0.25`),
+/// scientific outside that range (`1e+21`, `1.5e-08`), as JavaScript prints numbers; `nan`,
+/// `inf`, `-inf` when not finite. O(1).
+inline std::string num(double v) {
+  char buf[128];
+  const double a = std::fabs(v);
+  const bool fixed = v == 0 || (a >= 1e-7 && a < 1e21);
+  const auto r = fixed ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed)
+                       : std::to_chars(buf, buf + sizeof buf, v);
+  if (r.ec != std::errc{}) return num(v, "%.17g");  // not reached: the buffer is large enough
+  return std::string(buf, r.ptr);
+}
+/// `v` as a CSV cell: `num(v)`, or empty when it is NaN (an undefined statistic).
+inline std::string csv_num(double v) { return std::isnan(v) ? std::string() : num(v); }
 /// `s` as one CSV cell (RFC 4180): as it is, or, when it holds a comma, a quote, a line break
 /// or another control character, in double quotes with each quote doubled, so that a name can
 /// never add or shift a column or a row. O(|s|).
@@ -94,34 +117,40 @@ inline std::string json_string(std::string_view s) {
   }
   return o + "\"";
 }
-/// (name, value) rows of a summary, in a fixed order: the table, CSV and JSON share them.
+/// (name, value) rows of a summary, in a fixed order: the table, CSV and JSON share them. A
+/// statistic of an empty set is NaN (written as undefined): the JCT, queueing and rho figures
+/// when no job finished (rho: none with work), goodput when nothing was allocated.
 inline std::vector<std::pair<std::string, double>> summary_rows(const sim_summary& s) {
+  constexpr double undefined = std::numeric_limits<double>::quiet_NaN();
+  const auto of = [&](const distribution& d, double distribution::*field) {
+    return d.count > 0 ? d.*field : undefined;
+  };
   return {{"jobs", static_cast<double>(s.jobs)},
           {"finished", static_cast<double>(s.finished)},
           {"rejected", static_cast<double>(s.rejected)},
           {"unfinished", static_cast<double>(s.unfinished)},
-          {"jct_mean_s", s.jct_s.mean},
-          {"jct_median_s", s.jct_s.median},
-          {"jct_p95_s", s.jct_s.p95},
-          {"jct_p99_s", s.jct_s.p99},
-          {"jct_max_s", s.jct_s.max},
-          {"queue_mean_s", s.queueing_s.mean},
-          {"queue_median_s", s.queueing_s.median},
-          {"queue_p95_s", s.queueing_s.p95},
-          {"queue_p99_s", s.queueing_s.p99},
+          {"jct_mean_s", of(s.jct_s, &distribution::mean)},
+          {"jct_median_s", of(s.jct_s, &distribution::median)},
+          {"jct_p95_s", of(s.jct_s, &distribution::p95)},
+          {"jct_p99_s", of(s.jct_s, &distribution::p99)},
+          {"jct_max_s", of(s.jct_s, &distribution::max)},
+          {"queue_mean_s", of(s.queueing_s, &distribution::mean)},
+          {"queue_median_s", of(s.queueing_s, &distribution::median)},
+          {"queue_p95_s", of(s.queueing_s, &distribution::p95)},
+          {"queue_p99_s", of(s.queueing_s, &distribution::p99)},
           {"makespan_s", s.makespan_s},
           {"capacity_gpu_h", s.capacity_gpu_hours},
           {"allocated_gpu_h", s.allocated_gpu_hours},
           {"idle_gpu_h", s.idle_gpu_hours},
           {"down_gpu_h", s.down_gpu_hours},
           {"allocation", s.allocation},
-          {"goodput", s.goodput},
+          {"goodput", s.allocated_gpu_hours > 0 ? s.goodput : undefined},
           {"fragmentation_mean", s.mean_fragmentation},
           {"jain", s.jain},
           {"jain_over_time", s.jain_over_time},
-          {"rho_mean", s.rho.mean},
-          {"rho_p95", s.rho.p95},
-          {"rho_max", s.rho.max},
+          {"rho_mean", of(s.rho, &distribution::mean)},
+          {"rho_p95", of(s.rho, &distribution::p95)},
+          {"rho_max", of(s.rho, &distribution::max)},
           {"preemptions", static_cast<double>(s.preemptions)},
           {"resizes", static_cast<double>(s.resizes)},
           {"grows", static_cast<double>(s.grows)},
@@ -136,12 +165,24 @@ inline std::vector<std::pair<std::string, double>> summary_rows(const sim_summar
 }  // namespace detail
 
 /// Prints runs side by side: one row per metric, one column per run (headed by its label).
+/// Whole values print without decimals, others with three, undefined ones as `-`. Every run's
+/// column has the width of the widest cell of all columns (label or value) plus two spaces, so
+/// neighbouring values never touch. O(runs x metrics).
 inline void print_table(std::ostream& os, std::span<const sim_summary> runs) {
-  std::vector<std::vector<std::pair<std::string, double>>> rows;
-  std::size_t w = 6;
+  std::vector<std::vector<std::pair<std::string, std::string>>> cells;  // per run: name, text
+  std::size_t name_w = 26, w = 6;
   for (const auto& r : runs) {
-    rows.push_back(detail::summary_rows(r));
     w = std::max(w, r.label.size());
+    auto& col = cells.emplace_back();
+    for (const auto& [name, v] : detail::summary_rows(r)) {
+      const bool integral =
+          std::isfinite(v) && std::fabs(v) < 9.2e18 && v == static_cast<double>(static_cast<long long>(v));
+      col.emplace_back(name, std::isnan(v) ? std::string("-")
+                             : integral    ? detail::num(v, "%.0f")
+                                           : detail::num(v, "%.3f"));
+      w = std::max(w, col.back().second.size());
+      name_w = std::max(name_w, name.size() + 1);
+    }
   }
   w += 2;
   const auto pad = [](std::string s, std::size_t n, bool left) {
@@ -149,17 +190,13 @@ inline void print_table(std::ostream& os, std::span<const sim_summary> runs) {
       s = left ? s + std::string(n - s.size(), ' ') : std::string(n - s.size(), ' ') + s;
     return s;
   };
-  os << pad("metric", 26, true);
+  os << pad("metric", name_w, true);
   for (const auto& r : runs) os << pad(r.label, w, false);
   os << "\n";
-  if (rows.empty()) return;
-  for (std::size_t k = 0; k < rows.front().size(); ++k) {
-    os << pad(rows.front()[k].first, 26, true);
-    for (const auto& r : rows) {
-      const double v = r[k].second;
-      const bool integral = v == static_cast<double>(static_cast<long long>(v));
-      os << pad(integral ? detail::num(v, "%.0f") : detail::num(v, "%.3f"), w, false);
-    }
+  if (cells.empty()) return;
+  for (std::size_t k = 0; k < cells.front().size(); ++k) {
+    os << pad(cells.front()[k].first, name_w, true);
+    for (const auto& col : cells) os << pad(col[k].second, w, false);
     os << "\n";
   }
 }
@@ -175,7 +212,7 @@ inline void write_summary_csv(std::ostream& os, std::span<const sim_summary> run
   os << "\n";
   for (const auto& r : runs) {
     os << detail::csv_field(r.label);
-    for (const auto& [k, v] : detail::summary_rows(r)) os << "," << detail::num(v);
+    for (const auto& [k, v] : detail::summary_rows(r)) os << "," << detail::csv_num(v);
     os << "\n";
   }
 }
@@ -199,28 +236,40 @@ inline void write_summary_json(std::ostream& os, const sim_summary& s) {
   os << (s.tenants.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }
 
-/// Per-tenant CSV: name, jobs, finished, allocated GPU-hours, share, entitlement, mean JCT.
+/// Per-tenant CSV: name, jobs, finished, allocated GPU-hours, share, entitlement, mean JCT
+/// (empty when the tenant finished no job), fair ratio (empty when it was never active), active
+/// samples.
 inline void write_tenants_csv(std::ostream& os, const sim_summary& s) {
   os << "tenant,jobs,finished,allocated_gpu_h,share,entitlement,mean_jct_s,fair_ratio,"
         "active_samples\n";
   for (const auto& t : s.tenants) {
-    os << detail::csv_field(t.name) << "," << t.jobs << "," << t.finished << "," << detail::num(t.allocated_gpu_hours)
-       << "," << detail::num(t.share) << "," << detail::num(t.entitlement) << ","
-       << detail::num(t.mean_jct_s) << "," << detail::num(t.fair_ratio) << "," << t.active_samples
-       << "\n";
+    os << detail::csv_field(t.name) << "," << t.jobs << "," << t.finished << ","
+       << detail::num(t.allocated_gpu_hours) << "," << detail::num(t.share) << ","
+       << detail::num(t.entitlement) << ","
+       << (t.finished > 0 ? detail::num(t.mean_jct_s) : std::string()) << ","
+       << (t.active_samples > 0 ? detail::num(t.fair_ratio) : std::string()) << ","
+       << t.active_samples << "\n";
   }
 }
 
-/// Per-job CSV: one row per job in arrival order; times in seconds (empty when absent).
-inline void write_jobs_csv(std::ostream& os, std::span<const job_record> records) {
+/// Per-job CSV: one row per job in arrival order; times in seconds with three decimals (exact:
+/// the clock counts milliseconds; empty when absent). `tenant` is the tenant's name,
+/// `tenant_names[id]`, or `t<id>` past the end of the names (the rule of `summarize`, so the
+/// names match `write_tenants_csv`'s). `reason` says why a rejected job was rejected (empty
+/// otherwise). O(records).
+inline void write_jobs_csv(std::ostream& os, std::span<const job_record> records,
+                           std::span<const std::string> tenant_names = {}) {
   os << "job,tenant,gpus,submit_s,start_s,finish_s,jct_s,work_s,outcome,preemptions,failures,"
-        "checkpoints,lost_preemption_gpu_s,lost_failure_gpu_s,overhead_gpu_s\n";
+        "checkpoints,lost_preemption_gpu_s,lost_failure_gpu_s,overhead_gpu_s,reason\n";
   for (const auto& r : records) {
     const auto opt = [](const std::optional<sim_time>& t) {
       return t ? detail::num(to_seconds(*t), "%.3f") : std::string();
     };
-    os << r.id.value() << "," << r.tenant.value() << ","
-       << detail::num(static_cast<double>(r.gpus_milli) / 1000.0) << ","
+    const auto id = r.tenant.value();
+    os << r.id.value() << ","
+       << (id < tenant_names.size() ? detail::csv_field(tenant_names[id])
+                                    : "t" + std::to_string(id))
+       << "," << detail::num(static_cast<double>(r.gpus_milli) / 1000.0) << ","
        << detail::num(to_seconds(r.submit), "%.3f") << "," << opt(r.first_start) << ","
        << opt(r.finish) << ","
        << (r.finish ? detail::num(to_seconds(*r.finish - r.submit), "%.3f") : std::string()) << ","
@@ -231,7 +280,7 @@ inline void write_jobs_csv(std::ostream& os, std::span<const job_record> records
        << "," << r.preemptions << "," << r.failures << "," << r.checkpoints << ","
        << detail::num(r.lost_preemption_gpu_ms / 1000.0) << ","
        << detail::num(r.lost_failure_gpu_ms / 1000.0) << ","
-       << detail::num(r.overhead_gpu_ms / 1000.0) << "\n";
+       << detail::num(r.overhead_gpu_ms / 1000.0) << "," << detail::csv_field(r.reason) << "\n";
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "gpusched/config.hpp"
@@ -47,6 +48,10 @@ struct job_record {
   double lost_failure_gpu_ms = 0;     ///< GPU-time of progress lost to failures
   double overhead_gpu_ms = 0;         ///< GPU-time spent writing checkpoints and restoring
   double allocated_gpu_ms = 0;        ///< GPU-time held
+  /// Why a rejected job was rejected: the admission's reason as one line of English
+  /// (`describe(reason)`, e.g. "needs 64 GPUs in all, more than the whole cluster has (16)");
+  /// empty for every other outcome.
+  std::string reason{};
 };
 
 /// @brief One tenant's state in a sample: GPUs held and GPUs wanted (the full requests of its

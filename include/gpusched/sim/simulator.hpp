@@ -697,6 +697,7 @@ class simulator {
       } else {
         state_[i].st = status::done;
         records_[i].outcome = job_outcome::rejected;
+        records_[i].reason = describe(d.why, &state_[i].spec);
         tenant_demand_[state_[i].tenant_slot] -= records_[i].gpus_milli;
         if (job_history* h = history()) h->placement.forget(state_[i].spec.id);
         state_[i].previous = {};

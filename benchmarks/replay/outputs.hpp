@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+// What both programs (gpusched-replay, gpusched-experiment) write into --out besides their
+// tables: files written whole (a temporary name, then a rename) and `run.json`, the record of
+// how an output folder was made (command line, input files and their SHA-256, options, library
+// version, start time). Header-only; no dependency beyond the library.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <gpusched/core/error.hpp>
+#include <gpusched/core/parse.hpp>
+#include <gpusched/metrics/report.hpp>  // detail::json_string, detail::num
+#include <gpusched/version.hpp>
+
+namespace gpusched_experiment {
+
+/// Writes `text` to `p` whole: to `p.partial` first, then renamed, so an interrupted run never
+/// leaves a file that looks complete. A leftover temporary (or a symbolic link planted under
+/// that name) is removed, not written through: what is written stays inside --out.
+/// @throws gpusched::parse_error naming the file when it cannot be written.
+inline void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::filesystem::path tmp = p;
+  tmp += ".partial";
+  {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) throw gpusched::parse_error(tmp.string(), 0, "file", "cannot write");
+    f << text;
+    f.close();
+    if (!f) throw gpusched::parse_error(tmp.string(), 0, "file", "write failed (disk full?)");
+  }
+  std::filesystem::rename(tmp, p);
+}
+
+/// SHA-256 (FIPS 180-4) of a byte stream, fed in pieces. O(bytes).
+class sha256 {
+ public:
+  void update(std::string_view data) {
+    for (const char c : data) {
+      block_[fill_++] = static_cast<std::uint8_t>(c);
+      if (fill_ == 64) {
+        compress();
+        fill_ = 0;
+      }
+    }
+    bytes_ += data.size();
+  }
+  /// The digest as 64 lowercase hex digits; the object is spent afterwards.
+  std::string hex() {
+    const std::uint64_t bits = bytes_ * 8;
+    block_[fill_++] = 0x80;
+    if (fill_ > 56) {
+      while (fill_ < 64) block_[fill_++] = 0;
+      compress();
+      fill_ = 0;
+    }
+    while (fill_ < 56) block_[fill_++] = 0;
+    for (int i = 7; i >= 0; --i) block_[fill_++] = static_cast<std::uint8_t>(bits >> (8 * i));
+    compress();
+    std::string out;
+    constexpr const char* digits = "0123456789abcdef";
+    for (const std::uint32_t w : h_) {
+      for (int i = 28; i >= 0; i -= 4) out += digits[(w >> i) & 0xF];
+    }
+    return out;
+  }
+
+ private:
+  static constexpr std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+  void compress() {
+    static constexpr std::array<std::uint32_t, 64> k{
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+        0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+        0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+        0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+        0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+        0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+        0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+        0xc67178f2};
+    std::array<std::uint32_t, 64> w{};
+    for (std::size_t i = 0; i < 16; ++i) {
+      w[i] = static_cast<std::uint32_t>(block_[4 * i]) << 24 |
+             static_cast<std::uint32_t>(block_[4 * i + 1]) << 16 |
+             static_cast<std::uint32_t>(block_[4 * i + 2]) << 8 |
+             static_cast<std::uint32_t>(block_[4 * i + 3]);
+    }
+    for (std::size_t i = 16; i < 64; ++i) {
+      const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    auto [a, b, c, d, e, f, g, h] = h_;
+    for (std::size_t i = 0; i < 64; ++i) {
+      const std::uint32_t t1 =
+          h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+      const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      h = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
+    }
+    const std::array<std::uint32_t, 8> add{a, b, c, d, e, f, g, h};
+    for (std::size_t i = 0; i < 8; ++i) h_[i] += add[i];
+  }
+  std::array<std::uint32_t, 8> h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::array<std::uint8_t, 64> block_{};
+  std::size_t fill_ = 0;
+  std::uint64_t bytes_ = 0;
+};
+
+/// A file's SHA-256 and size, read in 64 KiB pieces (bounded memory).
+struct file_digest {
+  std::string sha256;
+  std::uintmax_t bytes = 0;
+};
+inline file_digest digest_file(const std::string& path) {
+  std::ifstream in = gpusched::open_input(path);
+  sha256 h;
+  file_digest d;
+  std::string buf(1 << 16, '\0');
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    h.update(std::string_view(buf.data(), n));
+    d.bytes += n;
+  }
+  d.sha256 = h.hex();
+  return d;
+}
+
+/// The current time as UTC ISO 8601 to the second, e.g. `2026-12-05T14:50:00Z`.
+inline std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+/// `run.json`: built field by field, in the order added; every string is written as valid
+/// UTF-8 JSON (`detail::json_string`), every number as the shortest decimal that reads back.
+class run_record {
+ public:
+  /// Starts the record: the program, its command line and the start time.
+  run_record(std::string program, const std::vector<std::string>& argv) {
+    std::string cmd = "[";
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+      cmd += (i ? ", " : "") + gpusched::detail::json_string(argv[i]);
+    }
+    add_raw("program", gpusched::detail::json_string(program));
+    add_raw("command", cmd + "]");
+    add_raw("started_utc", gpusched::detail::json_string(utc_now()));
+    add_raw("gpusched_version",
+            gpusched::detail::json_string(std::to_string(GPUSCHED_VERSION_MAJOR) + "." +
+                                          std::to_string(GPUSCHED_VERSION_MINOR) + "." +
+                                          std::to_string(GPUSCHED_VERSION_PATCH)));
+  }
+  void add(const std::string& key, const std::string& value) {
+    add_raw(key, gpusched::detail::json_string(value));
+  }
+  void add(const std::string& key, const char* value) { add(key, std::string(value)); }
+  void add(const std::string& key, double value) { add_raw(key, gpusched::detail::json_num(value)); }
+  void add(const std::string& key, std::uint64_t value) { add_raw(key, std::to_string(value)); }
+  void add(const std::string& key, bool value) { add_raw(key, value ? "true" : "false"); }
+  /// `value` is JSON text already (an object or an array built by the caller).
+  void add_raw(const std::string& key, std::string value) {
+    fields_.emplace_back(key, std::move(value));
+  }
+  /// An input file under `role`: its path as given, SHA-256 and size.
+  void add_input(const std::string& role, const std::string& path) {
+    const auto d = digest_file(path);
+    inputs_ += std::string(inputs_.empty() ? "" : ",") + "\n    {\"role\": " +
+               gpusched::detail::json_string(role) +
+               ", \"path\": " + gpusched::detail::json_string(path) +
+               ", \"sha256\": " + gpusched::detail::json_string(d.sha256) +
+               ", \"bytes\": " + std::to_string(d.bytes) + "}";
+  }
+  [[nodiscard]] std::string text() const {
+    std::string out = "{";
+    for (std::size_t i = 0; i < fields_.size(); ++i) {
+      out += (i ? ",\n  " : "\n  ") + gpusched::detail::json_string(fields_[i].first) + ": " +
+             fields_[i].second;
+      if (fields_[i].first == "gpusched_version") {
+        out += ",\n  \"inputs\": [" + inputs_ + (inputs_.empty() ? "]" : "\n  ]");
+      }
+    }
+    return out + "\n}\n";
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> fields_;
+  std::string inputs_;
+};
+
+/// A JSON object text from (key, JSON text) pairs, on one line.
+inline std::string json_object(const std::vector<std::pair<std::string, std::string>>& kv) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < kv.size(); ++i) {
+    out += (i ? ", " : "") + gpusched::detail::json_string(kv[i].first) + ": " + kv[i].second;
+  }
+  return out + "}";
+}
+
+}  // namespace gpusched_experiment
