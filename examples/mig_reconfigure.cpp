@@ -71,7 +71,10 @@ void plan_and_print(const std::vector<gs::mig_gpu_layout>& gpus,
   }
   if (!plan.preempted.empty()) {
     std::string who;
-    for (const auto j : plan.preempted) who += " " + std::to_string(j.value());
+    for (const auto j : plan.preempted) {
+      who += ' ';
+      who += std::to_string(j.value());
+    }
     std::printf("  preempts jobs:%s\n", who.c_str());
   }
   show("  layouts after the plan:", gs::apply_mig_plan(a100, gpus, plan));

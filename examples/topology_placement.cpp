@@ -23,7 +23,9 @@ namespace {
 std::string gpus_of(gs::gpu_mask m) {
   std::string s = "{";
   for (int i = 0; i < 32; ++i) {
-    if ((m >> i) & 1u) s += (s.size() > 1 ? "," : "") + std::to_string(i);
+    if (((m >> i) & 1u) == 0) continue;
+    if (s.size() > 1) s += ',';
+    s += std::to_string(i);
   }
   return s + "}";
 }

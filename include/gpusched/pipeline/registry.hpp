@@ -414,7 +414,10 @@ class policy_registry {
   template <class Tag>
   [[noreturn]] void unknown(std::string_view name) const {
     std::string list;
-    for (auto k : names<Tag>()) list += (list.empty() ? "" : ", ") + std::string(k);
+    for (auto k : names<Tag>()) {
+      if (!list.empty()) list += ", ";
+      list += k;
+    }
     throw invalid_value_error(error_id::unknown_name, "policy registry",
                               std::string(family_name<Tag>()), std::string(name),
                               "unknown policy (known: " + list + ")");

@@ -412,7 +412,9 @@ inline std::string describe_placement(const std::vector<task_allocation>& p, con
     for (std::size_t k = 0; k < a.gpus.size();) {
       const auto& g = a.gpus[k];
       const auto local = g.gpu.value() - base;
-      out += (k != 0 ? "," : "") + std::string("gpu") + std::to_string(local);
+      if (k != 0) out += ',';
+      out += "gpu";
+      out += std::to_string(local);
       if (g.replica) {
         out += ":replica";
         ++k;

@@ -92,7 +92,11 @@ class synthetic_generator {
   trace_job j;
   t.jobs.reserve(o.jobs);
   while (gen.next(j)) t.jobs.push_back(j);
-  for (std::uint32_t k = 0; k < o.tenants; ++k) t.tenants.push_back("t" + std::to_string(k));
+  for (std::uint32_t k = 0; k < o.tenants; ++k) {
+    std::string name = "t";
+    name += std::to_string(k);
+    t.tenants.push_back(std::move(name));
+  }
   t.gpu_specs = {""};
   return t;
 }
