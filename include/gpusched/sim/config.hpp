@@ -15,6 +15,7 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/core/time.hpp"
+#include "gpusched/sim/communication.hpp"
 #include "gpusched/sim/records.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
@@ -73,6 +74,9 @@ struct sim_config {
   /// job that cannot finish (for example one longer than the mean time between failures of
   /// its GPUs, with no checkpoints) restarts for ever and the run never ends.
   sim_duration time_limit{0};
+  /// Communication-aware job speed (sim/communication.hpp): a job spread over slow links
+  /// progresses more slowly. Off by default.
+  comm_config comm{};
 };
 
 /// A source of jobs in non-decreasing submit order; returns nothing at the end.

@@ -18,10 +18,21 @@
 
 GPUSCHED_BEGIN_NAMESPACE
 
+/// @brief One data-parallel job's iteration: computation and gradient volume (read by the
+/// communication model, sim/communication.hpp).
+struct comm_profile {
+  double compute_ms = 0;  ///< computation per iteration, ms (at one GPU's speed)
+  double sync_bytes = 0;  ///< bytes all-reduced per iteration (the gradients)
+  friend bool operator==(const comm_profile&, const comm_profile&) noexcept = default;
+};
+
 /// @brief A job to simulate: its spec and its work (service time at full size).
 struct sim_job {
   job_spec spec{};
   sim_duration work{};
+  /// Its iteration's computation and gradient volume, for the communication model; none: the
+  /// model's default mix (`default_comm_mix`). Ignored with the model off.
+  std::optional<comm_profile> comm{};
 };
 
 /// What became of a job.
@@ -91,6 +102,9 @@ struct sim_totals {
   std::uint64_t preemptions = 0;
   std::uint64_t resizes = 0;      ///< elastic resize events (a running job shrunk)
   std::uint64_t grows = 0;        ///< a running elastic job grown (counted apart from `resizes`)
+  /// Communication model with link sharing: running jobs whose rate changed because another
+  /// job started or stopped on a link they share.
+  std::uint64_t comm_rate_changes = 0;
   bool stopped_at_limit = false;  ///< the run ended at `sim_config::time_limit`
   bool samples_capped = false;    ///< sampling stopped at `sim_config::max_samples`
 };

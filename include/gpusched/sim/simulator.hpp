@@ -128,6 +128,7 @@ class simulator {
                                 std::to_string(cfg_.grow_pause->count()) + "ms",
                                 "must not be negative");
     }
+    if (cfg_.comm.enabled) comm_.emplace(book_.state(), cfg_.comm);
     totals_.capacity_gpus = book_.state().total_gpus();
   }
 
@@ -262,6 +263,11 @@ class simulator {
     bool queued = false;               // has an entry in pending_
     std::uint32_t tenant_slot = 0;     // index into tenant_held_/tenant_demand_
     std::vector<node_index> previous;  // nodes of the current or last placement
+    // communication model (with `cfg_.comm.enabled`)
+    comm_profile comm{};                 // the job's iteration
+    comm_path path{};                    // where its ring runs now
+    std::int64_t comm_ppm = 1'000'000;   // its speed factor, parts per million
+    bool networked = false;              // in `networked_` (spans nodes, shares links)
   };
 
   void pull_arrival() {
@@ -297,8 +303,19 @@ class simulator {
     r.gpus_milli = j->spec.milli_gpus();
     r.submit = j->spec.submit;
     r.work = j->work;
+    if (comm_) {
+      if (j->comm && (!(j->comm->compute_ms >= 0) || !(j->comm->sync_bytes >= 0) ||
+                      j->comm->compute_ms > 1e15 || j->comm->sync_bytes > 1e18)) {
+        throw invalid_value_error(error_id::invalid_value,
+                                  "job " + std::to_string(j->spec.id.value()), "comm",
+                                  std::to_string(j->comm->compute_ms) + " ms, " +
+                                      std::to_string(j->comm->sync_bytes) + " bytes",
+                                  "compute_ms and sync_bytes must be finite and not negative");
+      }
+    }
     records_.push_back(r);
     job_state s;
+    if (comm_) s.comm = j->comm.value_or(default_comm_profile(j->spec.id));
     s.spec = std::move(j->spec);
     s.prog.limit = r.work.count();
     const auto [slot, fresh] =
@@ -391,6 +408,7 @@ class simulator {
               if (s.st != status::running || s.epoch != c.epoch) return false;
               auto& r = records_[c.job];
               stop_allocation(c.job);
+              place_on_network(c.job, {});
               tenant_demand_[s.tenant_slot] -= r.gpus_milli;
               if (job_history* h = history()) h->forget(s.spec.id);
               release(s.spec.id);
@@ -524,6 +542,63 @@ class simulator {
     tenant_held_[s.tenant_slot] -= s.held_milli;
   }
 
+  /// The job's rate: its elastic share times its communication factor. O(1).
+  [[nodiscard]] progress_rate rate_of(std::uint32_t i) const noexcept {
+    const auto& s = state_[i];
+    progress_rate r = elastic_rate(s.held_milli, records_[i].gpus_milli);
+    if (s.comm_ppm < 1'000'000) r = {r.num * s.comm_ppm, r.den * 1'000'000};
+    return r;
+  }
+
+  /// Communication model: job `i` now runs on `tasks` (a start or a resize; with `tasks`
+  /// empty, it stopped). Sets its path and speed factor, and with link sharing recomputes
+  /// every job's share, changing the rates of the others whose share moved (their next event
+  /// is planned again). The caller sets job `i`'s own rate. O(networked jobs x links) with
+  /// sharing, O(placement) without.
+  void place_on_network(std::uint32_t i, std::span<const task_allocation> tasks) {
+    if (!comm_) return;
+    auto& s = state_[i];
+    if (tasks.empty()) {
+      s.path = {};
+    } else {
+      s.path = comm_->path(book_.state(), tasks);
+    }
+    const bool spans = !s.path.links.empty();
+    if (!cfg_.comm.share_links || (!spans && !s.networked)) {
+      s.comm_ppm = tasks.empty() ? 1'000'000 : factor(i, comm_->bandwidth(s.path));
+      return;
+    }
+    if (spans && !s.networked) {
+      networked_.push_back(i);
+      s.networked = true;
+    } else if (!spans && s.networked) {
+      std::erase(networked_, i);
+      s.networked = false;
+    }
+    if (!spans) s.comm_ppm = tasks.empty() ? 1'000'000 : factor(i, comm_->bandwidth(s.path));
+    share_paths_.clear();
+    for (const auto j : networked_) share_paths_.push_back(&state_[j].path);
+    comm_->max_min(share_paths_, share_bw_);
+    for (std::size_t k = 0; k < networked_.size(); ++k) {
+      const auto j = networked_[k];
+      auto& o = state_[j];
+      const auto ppm = factor(j, share_bw_[k]);
+      if (ppm == o.comm_ppm && j != i) continue;
+      o.comm_ppm = ppm;
+      if (j == i) continue;
+      ++totals_.comm_rate_changes;
+      if (o.prog.change_rate(now_, rate_of(j), records_[j].work.count())) {
+        ++o.epoch;
+        schedule_next(j);
+      }
+    }
+  }
+  /// Job `i`'s speed factor at ring bandwidth `gbps`. O(1).
+  [[nodiscard]] std::int64_t factor(std::uint32_t i, double gbps) const noexcept {
+    const auto& s = state_[i];
+    return comm_factor_ppm(s.comm, s.path.ranks, gbps, cfg_.comm.reference_gbps);
+  }
+
   /// A running job loses its resources (preemption or failure): account and requeue.
   void interrupt(std::uint32_t i, bool failure) {
     auto& s = state_[i];
@@ -547,6 +622,7 @@ class simulator {
                      now_ - s.stint_start);
     }
     stop_allocation(i);
+    place_on_network(i, {});
     s.st = status::pending;
     ++s.epoch;
     s.prog.p0 = s.prog.saved;
@@ -601,7 +677,8 @@ class simulator {
     s.previous.clear();
     for (const auto& t : rj->tasks) s.previous.push_back(t.node);
     if (job_history* h = history()) h->placement.remember(s.spec.id, s.previous);
-    s.prog.rate = elastic_rate(held, r.gpus_milli);
+    place_on_network(i, rj->tasks);
+    s.prog.rate = rate_of(i);
     const sim_duration pause =
         (grew ? cfg_.grow_pause : cfg_.shrink_pause).value_or(s.spec.checkpoint.restore_cost);
     r.overhead_gpu_ms += static_cast<double>(held) / 1000.0 * static_cast<double>(pause.count());
@@ -649,8 +726,10 @@ class simulator {
     s.alloc_start = now_;
     s.stint_start = now_;
     s.stint_gpu_s = 0;
-    // Elastic: progress at the held share of the full request (whole-GPU and share demands).
-    s.prog.rate = elastic_rate(held, r.gpus_milli);
+    // Elastic: progress at the held share of the full request (whole-GPU and share demands),
+    // times the communication factor of the placement (with the model on).
+    place_on_network(i, d.placement);
+    s.prog.rate = rate_of(i);
     const auto restore = r.starts > 0 ? s.spec.checkpoint.restore_cost : sim_duration{0};
     if (restore > sim_duration{0}) {
       r.overhead_gpu_ms +=
@@ -764,6 +843,11 @@ class simulator {
   std::vector<tenant_id> tenant_ids_;
   std::vector<std::int64_t> tenant_held_, tenant_demand_;
   bool last_cycle_idle_ = false;
+  // communication model: the network, the jobs spanning nodes (with link sharing), scratch
+  std::optional<comm_network> comm_;
+  std::vector<std::uint32_t> networked_;
+  std::vector<const comm_path*> share_paths_;
+  std::vector<double> share_bw_;
 };
 
 GPUSCHED_END_NAMESPACE
