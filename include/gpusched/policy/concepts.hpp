@@ -59,6 +59,7 @@ concept named = requires(const P& p) {
 }  // namespace detail
 
 /// Opt-in switches; specialise to `true` to adapt a type without a `policy_category`.
+///@{
 template <class P>
 inline constexpr bool enable_ordering_policy = detail::has_category<P, ordering_tag>;
 template <class P>
@@ -69,6 +70,7 @@ template <class P>
 inline constexpr bool enable_placement_policy = detail::has_category<P, placement_tag>;
 template <class P>
 inline constexpr bool enable_preemption_policy = detail::has_category<P, preemption_tag>;
+///@}
 
 // ---- result vocabulary ---------------------------------------------------------------------
 
@@ -81,12 +83,15 @@ enum class queue_action : std::uint8_t {
 /// An admission policy's answer before placement.
 struct admission_verdict {
   verdict kind = verdict::admit;  ///< admit: go on to placement
+  /// Why, when `kind` is not `admit` (a defer or a reject with its reason).
   reason why;
 };
 
 /// A placement policy's answer: placed (the transaction holds every task) or why not.
 struct placement_outcome {
+  /// True when every task of the job is placed in the transaction.
   bool placed = false;
+  /// Why not, when `placed` is false.
   reason why;
 };
 
@@ -94,11 +99,13 @@ struct placement_outcome {
 /// after `why` are optional richer output (a policy that does not fill them leaves them empty).
 struct preemption_plan {
   std::vector<job_id> victims;  ///< jobs evicted whole
+  /// Why, when no admissible victim set was found (or what the plan frees).
   reason why;
   std::vector<shrink_order> shrinks{};       ///< elastic jobs shrunk instead of evicted
   std::vector<victim_detail> details{};      ///< per victim (evicted or shrunk): action, cost
   double lost_gpu_seconds = 0;               ///< sum of `details[i].lost_gpu_seconds`
   std::vector<task_allocation> placement{};  ///< where the preemptor went in the verifying probe
+  /// True when the plan evicts and shrinks nothing.
   [[nodiscard]] bool empty() const noexcept { return victims.empty() && shrinks.empty(); }
 };
 
@@ -112,6 +119,8 @@ struct preemption_plan {
 /// (`bool(span<const job_id>, span<const shrink_order>, std::vector<task_allocation>*)`).
 class fit_probe {
  public:
+  /// A probe from a victims-only callable `bool(span<const job_id>)` (it answers false to any
+  /// shrink); holds a reference to `f`, which must outlive the probe.
   template <class F>
     requires(!std::is_same_v<std::remove_cvref_t<F>, fit_probe> &&
              std::is_invocable_r_v<bool, F&, std::span<const job_id>> &&
@@ -125,6 +134,8 @@ class fit_probe {
           return (*static_cast<std::remove_reference_t<F>*>(o))(v);
         }),
         shrinks_(false) {}
+  /// A probe from `bool(span<const job_id>, span<const shrink_order>, std::vector<task_allocation>*)`;
+  /// holds a reference to `f`, which must outlive the probe.
   template <class F>
     requires(!std::is_same_v<std::remove_cvref_t<F>, fit_probe> &&
              std::is_invocable_r_v<bool, F&, std::span<const job_id>, std::span<const shrink_order>,
@@ -162,7 +173,9 @@ class fit_probe {
 /// placement and packing policies. Valid during one cycle.
 class admission_tools {
  public:
+  /// Places a job in a transaction with the pipeline's placement and packing policies.
   using placer = detail::function_ref<placement_outcome(const job_spec&, ledger::transaction&)>;
+  /// Tools over `book` that place with `place`; made by the pipeline for one cycle.
   admission_tools(ledger& book, placer place) noexcept : book_(&book), place_(place) {}
   /// A new transaction. @pre none is open (true in `on_unplaced`; in `approve` use its `tx`).
   [[nodiscard]] ledger::transaction begin() const noexcept { return book_->begin(); }
@@ -250,6 +263,7 @@ concept packing_policy =
 /// so that any placement composes with any packing (statically or through `any_*` wrappers).
 class packing_ref {
  public:
+  /// A reference to `p`, which must outlive it.
   template <packing_policy P>
   packing_ref(const P& p) noexcept  // NOLINT(google-explicit-constructor): a reference wrapper
       : p_(&p),
@@ -259,10 +273,12 @@ class packing_ref {
         pack_([](const void* o, const schedule_context& c, const task_request& r) {
           return static_cast<const P*>(o)->pack(c, r);
         }) {}
+  /// `p.fit(c, n, r)` of the referenced policy.
   [[nodiscard]] std::optional<task_allocation> fit(const schedule_context& c, node_index n,
                                                    const task_request& r) const {
     return fit_(p_, c, n, r);
   }
+  /// `p.pack(c, r)` of the referenced policy.
   [[nodiscard]] std::optional<task_allocation> pack(const schedule_context& c,
                                                     const task_request& r) const {
     return pack_(p_, c, r);
