@@ -84,7 +84,9 @@ enum class cycle_trigger : std::uint8_t {
 
 /// @brief Simulator settings.
 struct sim_config {
+  /// When cycles run: after every event time, or at a fixed interval.
   cycle_trigger trigger = cycle_trigger::on_event;
+  /// The interval between cycles with `cycle_trigger::interval`.
   sim_duration cycle_interval = seconds(60);
   /// Run `check_invariants` after every event time (O(cluster) each; throws
   /// `std::logic_error` with the report on a violation). Defaults to on in debug builds.
@@ -96,6 +98,7 @@ struct sim_config {
   /// Mean time between failures of one node (0: no failures). Failures hit a uniformly drawn
   /// node; the cluster-wide failure rate is `nodes / node_mtbf`.
   sim_duration node_mtbf{0};
+  /// Time until a failed node is back in service.
   sim_duration repair_time = seconds(3600);
   /// Mean time between failures of one GPU (0: no GPU failures). Failures hit a uniformly
   /// drawn GPU (a GPU on a node out of service, or already failed, is not hit again); the
@@ -123,6 +126,8 @@ struct sim_config {
   /// more, sampling stops there and `sim_totals::samples_capped` is set. Bounds the memory of a
   /// trace with a far-future job (a job dated years after the others).
   std::size_t max_samples = 1'000'000;
+  /// Seed of the simulator's engine (the pipeline's and the failures' draws): the same seed
+  /// gives the same run.
   std::uint64_t seed = 1;
   /// Simulated time, counted from the first event, at which the run stops (0: none). Jobs
   /// still pending or running then are `unfinished`; allocation, down time and samples are
@@ -151,6 +156,8 @@ class simulator {
   /// Called after each event time's events and cycle: (time, ledger).
   using observer = std::function<void(sim_time, const ledger&)>;
 
+  /// A simulator over `c`, scheduling with `pipeline`, configured by `cfg`. @throws
+  /// invalid_value_error for a negative duration or interval in `cfg`.
   explicit simulator(cluster c, P pipeline = P{}, sim_config cfg = {})
       : book_(std::move(c)),
         pipe_(std::move(pipeline)),
@@ -191,6 +198,7 @@ class simulator {
     totals_.capacity_gpus = book_.state().total_gpus();
   }
 
+  /// Sets the function called after each event time's events and cycle.
   void set_observer(observer o) { observer_ = std::move(o); }
   /// Schedules a failure of node `n` at time `t`, in addition to random ones (call before
   /// `run`). It is handled like a random node failure (skipped if the node is already out of
@@ -287,13 +295,19 @@ class simulator {
     totals_.end = now_;
   }
 
+  /// The ledger: the cluster and the running jobs.
   [[nodiscard]] const ledger& book() const noexcept { return book_; }
+  /// The pipeline (its policies' state).
   [[nodiscard]] const P& pipeline() const noexcept { return pipe_; }
   /// Every job seen, in arrival order.
   [[nodiscard]] std::span<const job_record> records() const noexcept { return records_; }
+  /// The time series, every `sim_config::sample_interval`.
   [[nodiscard]] std::span<const sim_sample> samples() const noexcept { return samples_; }
+  /// Cluster-wide totals so far.
   [[nodiscard]] const sim_totals& totals() const noexcept { return totals_; }
+  /// The configuration it was made with.
   [[nodiscard]] const sim_config& config() const noexcept { return cfg_; }
+  /// The current simulated time.
   [[nodiscard]] sim_time now() const noexcept { return now_; }
   /// The nodes of a job's current or last placement (empty before its first start and after it
   /// finished): for a requeued job, where it ran before it was interrupted; the hook a
