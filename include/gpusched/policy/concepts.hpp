@@ -197,7 +197,9 @@ class admission_tools {
 /// `p.name()`.
 /// Laws: the result is a permutation of the input; deterministic for equal inputs and seed.
 /// Complexity: expected O(n log n) for n jobs.
-/// Models: `fifo_ordering`, `priority_ordering`.
+/// Models: `fifo_ordering`, `priority_ordering`, `drf_ordering`, `kueue_share_ordering`,
+/// `multifactor_ordering`, `fair_tree_ordering`, `las_ordering`, `gittins_ordering`,
+/// `srtf_ordering`, `finish_time_fairness_ordering` (the reference's ordering page).
 template <class P>
 concept ordering_policy =
     enable_ordering_policy<P> && std::copy_constructible<P> && detail::named<P> &&
@@ -225,7 +227,7 @@ concept comparison_ordering_policy =
 /// `gpusched/policy/hooks.hpp` (`admission_hooks`).
 /// Laws: `admit` does not change the cluster; a `reject` is final for the job as specified.
 /// Complexity: O(groups) per call for the baselines.
-/// Models: `gang_admission`.
+/// Models: `gang_admission`, `quota_admission`.
 template <class P>
 concept admission_policy =
     enable_admission_policy<P> && std::copy_constructible<P> && detail::named<P> &&
@@ -250,7 +252,8 @@ concept admission_policy =
 /// exactly the request (CPU, memory, whole count, share or MIG geometry) on an allowed model;
 /// `pack` returns nothing only if `fit` returns nothing on every node.
 /// Complexity: `fit` O(GPUs of node); `pack` O(log nodes) per candidate node for the baselines.
-/// Models: `first_fit_packing`.
+/// Models: `first_fit_packing`, `best_fit_packing`, `worst_fit_packing`, `mig_aware_packing`,
+/// `topology_packing`, the FGD paper's six (`fgd_family_packing`).
 template <class P>
 concept packing_policy =
     enable_packing_policy<P> && std::copy_constructible<P> && detail::named<P> &&
@@ -301,7 +304,7 @@ class packing_ref {
 /// (full size for non-elastic groups), each with its group index; when not placed, the pipeline
 /// rolls `tx` back, so the policy may leave partial work in it. Never evicts.
 /// Complexity: O(tasks x packing cost) for the baselines.
-/// Models: `first_fit_placement`.
+/// Models: `first_fit_placement`, `gang_placement`, `topology_aware_placement`.
 template <class P>
 concept placement_policy =
     enable_placement_policy<P> && std::copy_constructible<P> && detail::named<P> &&
@@ -322,7 +325,7 @@ concept placement_policy =
 /// `begin_cycle`, `select_reclaim` (`gpusched/policy/hooks.hpp`, `preemption_hooks`).
 /// Complexity: policy-specific; document the number of probes.
 /// Models: `priority_preemption`, `no_preemption`, `checkpoint_aware_preemption`,
-/// `kube_default_preemption`.
+/// `kube_default_preemption`, `las_preemption`, `srtf_preemption`.
 template <class P>
 concept preemption_policy =
     enable_preemption_policy<P> && std::copy_constructible<P> && detail::named<P> &&
