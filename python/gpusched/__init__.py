@@ -25,7 +25,9 @@ original exception.
 Policies written in Python (any callable, in the slot of its family):
   ordering(ctx, pending) -> the pending jobs (or their ids) in order, first served first;
   packing(ctx, request, candidates) -> one of the candidate node indices (nodes where the
-      task fits), or None; the GPUs on that node are chosen first fit;
+      task fits), or None; the GPUs on that node are then chosen first fit, or the policy
+      returns (node, [gpu, ...]) with local GPU indices for a whole-GPU or share demand
+      (ctx.gpu_free_milli(node) gives each GPU's free share);
   preemption(ctx, job, probe) -> the ids of running jobs to evict (probe(ids) tells whether
       evicting them lets `job` fit), or [] / None.
 `ctx` (a Context) and `probe` are valid during the call only. The GIL is taken for each call

@@ -407,14 +407,14 @@ void init_model(py::module_& m) {
             if (i >= c.node_count()) throw py::index_error("no node " + std::to_string(i));
             return c.cpu_free(gs::node_index{i}).value();
           },
-          py::arg("node"))
+          py::arg("node"), "Unallocated CPU (millicores) on node index `node`.")
       .def(
           "node_free_memory_mib",
           [](const gs::cluster& c, std::uint32_t i) {
             if (i >= c.node_count()) throw py::index_error("no node " + std::to_string(i));
             return c.memory_free(gs::node_index{i}).value();
           },
-          py::arg("node"))
+          py::arg("node"), "Unallocated memory (MiB) on node index `node`.")
       .def("__repr__", [](const gs::cluster& c) {
         return "Cluster(" + std::to_string(c.node_count()) + " nodes, " +
                std::to_string(c.gpu_count()) + " GPUs)";

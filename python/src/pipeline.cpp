@@ -140,7 +140,7 @@ void init_pipeline(py::module_& m) {
       .def(
           "is_running",
           [](const gs::ledger& b, std::uint32_t id) { return b.is_running(gs::job_id{id}); },
-          py::arg("job"))
+          py::arg("job"), "True when job id `job` holds resources in this ledger.")
       .def(
           "release", [](gs::ledger& b, std::uint32_t id) { b.release(gs::job_id{id}); },
           py::arg("job"),
@@ -205,7 +205,8 @@ void init_pipeline(py::module_& m) {
              d["scope"] = r.scope;
              d["tasks_placed"] = r.tasks_placed;
              return d;
-           })
+           },
+           "The reason as a dict: code, resource, needed, available, group, scope, tasks_placed.")
       .def("__repr__", [](const gs::reason& r) {
         return "Reason('" + std::string(gs::to_string(r.code)) + "')";
       });
@@ -251,7 +252,9 @@ void init_pipeline(py::module_& m) {
       .def_property_readonly(
           "to_tasks", [](const py_growth& x) { return x.g.to; },
           "Tasks of the group after the growth.")
-      .def("describe", [](const py_growth& x) { return x.text; });
+      .def(
+          "describe", [](const py_growth& x) { return x.text; },
+          "The growth as a sentence (which job, group and tasks, and where).");
   py::class_<py_cycle>(m, "Cycle", "The decisions of one cycle, in the order jobs were considered.")
       .def_readonly("decisions", &py_cycle::decisions,
                     "One Decision per pending job, in the order the jobs were considered.")

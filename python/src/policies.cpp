@@ -144,7 +144,10 @@ struct python_packing {
                                                        const gs::task_request& r) const {
     return gpus.fit(c, n, r);
   }
-  /// The node: the Python callable chooses among those where the task fits.
+  /// The node, and optionally the GPUs: the Python callable chooses among the nodes where the
+  /// task fits. It returns a node index (the GPUs on it are then chosen first fit), a tuple
+  /// `(node, [gpu, ...])` of local GPU indices on that node (whole-GPU and share demands: as
+  /// many GPUs as the demand asks, each free enough), or None (the task does not fit).
   [[nodiscard]] std::optional<gs::task_allocation> pack(const gs::schedule_context& c,
                                                         const gs::task_request& r) const {
     std::vector<std::uint32_t> candidates;
@@ -153,25 +156,82 @@ struct python_packing {
     }
     if (candidates.empty()) return std::nullopt;
     py::gil_scoped_acquire gil;
-    const auto chosen = guarded(
-        [&]() -> std::optional<std::uint32_t> {
+    return guarded(
+        [&]() -> std::optional<gs::task_allocation> {
           py::object ctx = py::cast(py_context{&c});
           invalidate_on_exit<py_context> guard{&ctx.cast<py_context&>()};
           py::object result = (*fn)(ctx, r, candidates);
           if (result.is_none()) return std::nullopt;
-          const auto n = result.cast<std::uint32_t>();
+          std::optional<std::vector<std::uint32_t>> chosen_gpus;
+          py::object node = result;
+          if (py::isinstance<py::tuple>(result)) {
+            const auto t = result.cast<py::tuple>();
+            if (t.size() != 2) {
+              raise_value_error("returned a tuple of " + std::to_string(t.size()) +
+                                " items (expected a node or (node, [gpu, ...]))");
+            }
+            node = t[0];
+            chosen_gpus = t[1].cast<std::vector<std::uint32_t>>();
+          }
+          const auto n = node.cast<std::uint32_t>();
           if (std::find(candidates.begin(), candidates.end(), n) == candidates.end()) {
             raise_value_error("returned node " + std::to_string(n) +
                               ", which is not one of the candidates");
           }
-          return n;
+          auto a = gpus.fit(c, gs::node_index{n}, r);
+          if (a && chosen_gpus) choose_gpus(c, r, *a, *chosen_gpus);
+          return a;
         },
         [&] {
           return "packing policy '" + label + "' raised while packing a task of " +
                  (cur && cur->job ? job_text(*cur->job) : std::string("a job"));
         });
-    if (!chosen) return std::nullopt;
-    return gpus.fit(c, gs::node_index{*chosen}, r);
+  }
+
+ private:
+  /// Replaces first fit's GPUs on `a.node` by the caller's `local` indices, after checking
+  /// that they are distinct, on the node, as many as the demand asks and each free enough.
+  static void choose_gpus(const gs::schedule_context& c, const gs::task_request& r,
+                          gs::task_allocation& a, const std::vector<std::uint32_t>& local) {
+    const auto& s = c.state();
+    const auto node_gpus = s.gpus(a.node);
+    const auto first = s.first_gpu(a.node).value();
+    std::size_t want = 0;
+    if (r.gpu.kind == gs::gpu_demand_kind::whole) {
+      want = static_cast<std::size_t>(r.gpu.count.value());
+    } else if (r.gpu.kind == gs::gpu_demand_kind::share) {
+      want = 1;
+    } else {
+      raise_value_error(
+          "returned GPUs for a demand that is not whole GPUs or a share (return the node only "
+          "for MIG, replica and CPU-only tasks)");
+    }
+    if (local.size() != want) {
+      raise_value_error("returned " + std::to_string(local.size()) + " GPU(s); the task needs " +
+                        std::to_string(want));
+    }
+    decltype(a.gpus) grants;
+    for (std::size_t k = 0; k < local.size(); ++k) {
+      const auto g = local[k];
+      if (g >= node_gpus.size()) {
+        raise_value_error("returned GPU " + std::to_string(g) + ", but the node has " +
+                          std::to_string(node_gpus.size()) + " GPUs");
+      }
+      if (std::find(local.begin(), local.begin() + static_cast<std::ptrdiff_t>(k), g) !=
+          local.begin() + static_cast<std::ptrdiff_t>(k)) {
+        raise_value_error("returned GPU " + std::to_string(g) + " twice");
+      }
+      const auto& st = node_gpus[g];
+      const bool whole = r.gpu.kind == gs::gpu_demand_kind::whole;
+      const bool ok = whole ? st.whole_free() : (!st.mig_enabled && st.free >= r.gpu.share);
+      if (!ok) {
+        raise_value_error("returned GPU " + std::to_string(g) + ", which is not free enough (" +
+                          std::to_string(st.free.value()) + " milli free)");
+      }
+      grants.push_back({gs::gpu_index{static_cast<gs::gpu_index::rep>(first + g)},
+                        whole ? gs::whole_gpu_milli : r.gpu.share, 0, false});
+    }
+    a.gpus = grants;
   }
 };
 
@@ -287,7 +347,7 @@ void init_policies(py::module_& m) {
             if (n >= x.get().state().node_count()) throw py::index_error("no such node");
             return x.get().state().name(gs::node_index{n});
           },
-          py::arg("node"))
+          py::arg("node"), "The name of node index `node`.")
       .def(
           "free_gpus",
           [](const py_context& x, std::optional<std::uint32_t> n) -> std::int64_t {
@@ -305,7 +365,21 @@ void init_policies(py::module_& m) {
             if (n >= s.node_count()) throw py::index_error("no such node");
             return s.cpu_free(gs::node_index{n}).value();
           },
-          py::arg("node"))
+          py::arg("node"), "Unallocated CPU (millicores) on node index `node`.")
+      .def(
+          "gpu_free_milli",
+          [](const py_context& x, std::uint32_t n) {
+            const auto& s = x.get().state();
+            if (n >= s.node_count()) throw py::index_error("no such node");
+            std::vector<std::int64_t> out;
+            for (const auto& g : s.gpus(gs::node_index{n})) {
+              out.push_back(g.mig_enabled ? 0 : static_cast<std::int64_t>(g.free.value()));
+            }
+            return out;
+          },
+          py::arg("node"),
+          "Free milli-GPU of each GPU of node index `node`, by local GPU index (1000 = wholly "
+          "free; a MIG-enabled GPU counts 0 here).")
       .def(
           "node_gpus",
           [](const py_context& x, std::uint32_t n) {

@@ -55,6 +55,39 @@ def test_a_python_packing_chooses_the_node():
     assert gs.check_invariants(book)
 
 
+def test_a_python_packing_may_choose_the_gpus_too():
+    def last_gpus(ctx, request, candidates):
+        node = candidates[0]
+        free = [g for g, m in enumerate(ctx.gpu_free_milli(node)) if m == 1000]
+        return node, free[-request.gpus:]
+
+    book = ledger(nodes=1)
+    pipe = gs.pipeline(packing=last_gpus, ordering="fifo")
+    cycle = pipe.schedule(book, [make_job(1, gpus=2), make_job(2, gpus=3)], now_s=0)
+    assert [d.describe() for d in cycle.decisions] == [
+        "admit job 1 'j1' on node-1[gpu6-7]", "admit job 2 'j2' on node-1[gpu3-5]"]
+    assert gs.check_invariants(book)
+
+
+@pytest.mark.parametrize("answer, message", [
+    ((0, [0]), r"returned 1 GPU\(s\); the task needs 2"),
+    ((0, [1, 1]), r"returned GPU 1 twice"),
+    ((0, [0, 9]), r"returned GPU 9, but the node has 8 GPUs"),
+    ((0, [0, 1], 5), r"tuple of 3 items"),
+    ((0, [6, 7]), r"returned GPU 6, which is not free enough \(0 milli free\)"),
+])
+def test_a_bad_gpu_choice_is_a_policy_error_and_changes_nothing(answer, message):
+    book = ledger(nodes=1)
+    # GPUs 6 and 7 busy: a first job takes them through a Python packing.
+    gs.pipeline(packing=lambda ctx, r, c: (0, [6, 7])).schedule(book, [make_job(1, gpus=2)],
+                                                                   now_s=0)
+    before = state(book)
+    with pytest.raises(gs.PolicyError, match=message):
+        gs.pipeline(packing=lambda ctx, r, c: answer).schedule(book, [make_job(2, gpus=2)],
+                                                               now_s=1)
+    assert state(book) == before and gs.check_invariants(book)
+
+
 def test_a_python_preemption_chooses_victims_with_the_probe():
     probes = []
 
