@@ -29,7 +29,8 @@ using gpu_index = strong_id<struct gpu_index_tag>;
 struct gpu_grant {
   /// The GPU granted.
   gpu_index gpu{};
-  /// The share in thousandths: 1000 for a whole GPU or a full share, 0 for a MIG instance or a replica.
+  /// The share in thousandths: 1000 for a whole GPU or a full share, 0 for a MIG instance or a
+  /// replica.
   milli_gpu milli{};
   /// The MIG memory slices occupied (bit i is slice i); 0 when not a MIG instance.
   mig_slot_mask mig_slots = 0;
@@ -50,7 +51,8 @@ struct task_allocation {
   cpu_millis cpu{};
   /// Host memory granted on the node.
   memory_mib memory{};
-  /// The GPU grants, one per GPU (whole, share, MIG instance or replica); empty for a CPU-only task.
+  /// The GPU grants, one per GPU (whole, share, MIG instance or replica); empty for a CPU-only
+  /// task.
   detail::inline_vector<gpu_grant, max_gpus_per_node> gpus;
   friend constexpr bool operator==(const task_allocation&,
                                    const task_allocation&) noexcept = default;

@@ -252,7 +252,8 @@ class any_admission_policy {
  public:
   /// The family: admission.
   using policy_category = admission_tag;
-  /// Every admission hook, forwarded when the held policy declares it (else the pipeline's default).
+  /// Every admission hook, forwarded when the held policy declares it (else the pipeline's
+  /// default).
   using hooks = admission_hooks;
   /// Holds `p`. @pre (checked at compile time, with a message per mistake) `P` models
   /// `admission_policy` and its hooks match its declaration.

@@ -134,7 +134,8 @@ class fit_probe {
           return (*static_cast<std::remove_reference_t<F>*>(o))(v);
         }),
         shrinks_(false) {}
-  /// A probe from `bool(span<const job_id>, span<const shrink_order>, std::vector<task_allocation>*)`;
+  /// A probe from a callable taking the victims, the shrinks and an optional output for the
+  /// placement (`bool(span, span, std::vector<task_allocation>*)`);
   /// holds a reference to `f`, which must outlive the probe.
   template <class F>
     requires(!std::is_same_v<std::remove_cvref_t<F>, fit_probe> &&

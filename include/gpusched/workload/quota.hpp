@@ -59,8 +59,8 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief One quota dimension.
 struct quota_resource {
-  /// The kind of dimension: CPU (millicores), memory (MiB), milli-GPU of any model, or whole GPUs of
-  /// one model.
+  /// The kind of dimension: CPU (millicores), memory (MiB), milli-GPU of any model, or whole GPUs
+  /// of one model.
   enum class kind : std::uint8_t { cpu, memory, gpu_milli, gpus };
   /// The dimension's kind.
   kind what = kind::cpu;
@@ -70,7 +70,8 @@ struct quota_resource {
   static constexpr quota_resource cpu() noexcept { return {kind::cpu, {}}; }
   /// Memory, in MiB.
   static constexpr quota_resource memory() noexcept { return {kind::memory, {}}; }
-  /// Milli-GPU of any model (whole GPUs 1000, MIG instances their slice fraction, replicas 1000 / N).
+  /// Milli-GPU of any model (whole GPUs 1000, MIG instances their slice fraction, replicas
+  /// 1000 / N).
   static constexpr quota_resource gpu_milli() noexcept { return {kind::gpu_milli, {}}; }
   /// Whole GPUs of model `m`.
   static constexpr quota_resource gpus(gpu_model_id m) noexcept { return {kind::gpus, m}; }

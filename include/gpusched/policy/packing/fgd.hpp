@@ -539,7 +539,8 @@ class fgd_family_packing {
   /// An FGD policy scoring against the target workload `m` (needed by `fgd`; the others ignore it).
   explicit fgd_family_packing(std::shared_ptr<const target_workload> m) : m_(std::move(m)) {}
 
-  /// The policy's name: `random`, `dotprod`, `gpu-clustering`, `gpu-packing`, `fgd-best-fit` or `fgd`.
+  /// The policy's name: `random`, `dotprod`, `gpu-clustering`, `gpu-packing`, `fgd-best-fit` or
+  /// `fgd`.
   [[nodiscard]] static constexpr std::string_view name() noexcept {
     switch (K) {
       case fgd_policy_kind::random:
