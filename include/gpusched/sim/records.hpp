@@ -21,7 +21,7 @@ GPUSCHED_BEGIN_NAMESPACE
 struct sim_job {
   /// The job as submitted.
   job_spec spec{};
-  /// Its work: service time at full size (less when it runs smaller, on elastic groups).
+  /// Its work: service time at full size.
   sim_duration work{};
 };
 
