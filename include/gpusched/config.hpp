@@ -13,13 +13,18 @@
 
 #include "gpusched/version.hpp"
 
+/// Opens the library's namespace, `gpusched` with the inline ABI namespace `v0`.
 #define GPUSCHED_BEGIN_NAMESPACE \
   namespace gpusched {           \
   inline namespace v0 {
+/// Closes what `GPUSCHED_BEGIN_NAMESPACE` opened.
 #define GPUSCHED_END_NAMESPACE \
   }                            \
   }
 
+/// @def GPUSCHED_CONTRACTS
+/// 1 when `GPUSCHED_EXPECTS` and `GPUSCHED_ASSERT` check, 0 when they compile to nothing. 1 unless
+/// `NDEBUG` is defined; define it to 0 or 1 before the first gpusched include to choose.
 #ifndef GPUSCHED_CONTRACTS
 #ifdef NDEBUG
 #define GPUSCHED_CONTRACTS 0

@@ -26,7 +26,9 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief What the checker found; `ok()` when nothing.
 struct invariant_report {
+  /// One sentence per violated invariant; empty when the ledger is consistent.
   std::vector<std::string> violations;
+  /// True when no invariant is violated.
   [[nodiscard]] bool ok() const noexcept { return violations.empty(); }
   /// All violations, one per line.
   [[nodiscard]] std::string to_string() const {

@@ -27,20 +27,32 @@ using gpu_index = strong_id<struct gpu_index_tag>;
 /// - MIG instance: `milli == 0`, `mig_slots` the occupied memory slices, `media` for `+me`;
 /// - replica of a time-sliced / MPS GPU: `replica`, `milli == 0`, `mig_slots == 0`.
 struct gpu_grant {
+  /// The GPU granted.
   gpu_index gpu{};
+  /// The share in thousandths: 1000 for a whole GPU or a full share, 0 for a MIG instance or a
+  /// replica.
   milli_gpu milli{};
+  /// The MIG memory slices occupied (bit i is slice i); 0 when not a MIG instance.
   mig_slot_mask mig_slots = 0;
+  /// The MIG instance has the media extensions (`+me`, at most one per GPU).
   bool media = false;
+  /// One replica of a time-sliced or MPS GPU.
   bool replica = false;
   friend constexpr bool operator==(const gpu_grant&, const gpu_grant&) noexcept = default;
 };
 
 /// @brief Everything one task holds. `group` is the index of the task's group in its job.
 struct task_allocation {
+  /// The node the task runs on.
   node_index node{};
+  /// The index of the task's group in its job's `groups`.
   std::uint16_t group = 0;
+  /// CPU granted on the node.
   cpu_millis cpu{};
+  /// Host memory granted on the node.
   memory_mib memory{};
+  /// The GPU grants, one per GPU (whole, share, MIG instance or replica); empty for a CPU-only
+  /// task.
   detail::inline_vector<gpu_grant, max_gpus_per_node> gpus;
   friend constexpr bool operator==(const task_allocation&,
                                    const task_allocation&) noexcept = default;

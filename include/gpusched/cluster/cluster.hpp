@@ -47,6 +47,7 @@ enum class gpu_sharing : std::uint8_t {
   mps,           ///< N replicas running concurrently (MPS); each limited to memory / N
 };
 
+/// The mode's name: `exclusive`, `time-slicing` or `mps`.
 [[nodiscard]] constexpr std::string_view to_string(gpu_sharing m) noexcept {
   switch (m) {
     case gpu_sharing::exclusive:
@@ -68,13 +69,18 @@ inline constexpr int max_gpu_replicas = 255;
 /// what matters: `{.id = node_id{1}, .name = "dgx-1", .gpu_model = "H100-SXM5-80GB",
 /// .gpus = 8_gpus, .cpu = 112_cores, .memory = 2048_gib}`.
 struct node_spec {
+  /// The caller's id of the node; unique in the cluster, must be valid.
   node_id id{};
+  /// The node's name (in decisions and errors); unique when not empty.
   std::string name{};
   std::string gpu_model{};   ///< catalog name; may be empty when `gpus` is 0
   gpu_count gpus{};          ///< 0..max_gpus_per_node
   bool mig_enabled = false;  ///< GPUs in MIG mode serve only MIG demands
+  /// CPU capacity of the node.
   cpu_millis cpu{};
+  /// Host memory capacity of the node.
   memory_mib memory{};
+  /// Free-form key/value labels (a rack, a zone), kept for the caller's policies.
   std::vector<std::pair<std::string, std::string>> labels{};
   std::uint32_t topology = 0;  ///< handle into a topology description (0: none)
   /// Sharing mode of every GPU of the node (change single GPUs with
@@ -85,13 +91,17 @@ struct node_spec {
 
 /// @brief The state of one GPU.
 struct gpu_state {
+  /// The GPU's model in the cluster's catalog.
   gpu_model_id model;
+  /// The node the GPU belongs to.
   node_index node;
   milli_gpu free = whole_gpu_milli;  ///< unallocated share (non-MIG mode)
   mig_slot_mask mig_used = 0;        ///< occupied MIG memory slices (MIG mode)
   std::uint8_t mig_instances = 0;    ///< MIG instances on this GPU
   bool mig_media_used = false;       ///< a `+me` instance exists
+  /// The GPU is in MIG mode and serves only MIG demands.
   bool mig_enabled = false;
+  /// How the GPU is shared (time-slicing and MPS replicas, or exclusive).
   gpu_sharing sharing = gpu_sharing::exclusive;
   std::uint8_t replicas = 0;       ///< advertised replicas (0 when exclusive)
   std::uint8_t replicas_used = 0;  ///< replicas granted
@@ -111,6 +121,7 @@ struct gpu_state {
   [[nodiscard]] constexpr bool replicated() const noexcept {
     return sharing != gpu_sharing::exclusive;
   }
+  /// Replicas not granted (`replicas - replicas_used`); 0 when exclusive.
   [[nodiscard]] constexpr int free_replicas() const noexcept {
     return static_cast<int>(replicas) - static_cast<int>(replicas_used);
   }
@@ -127,6 +138,8 @@ struct gpu_state {
 class cluster {
  public:
   cluster() = default;
+  /// Builds the cluster of `nodes`, all idle, with the GPU models of `catalog`. @throws
+  /// invalid_value_error (see the class) before any state is kept. O(nodes + GPUs).
   cluster(gpu_catalog catalog, std::span<const node_spec> nodes) : catalog_(std::move(catalog)) {
     std::unordered_set<node_id> ids;
     std::unordered_set<std::string> names;
@@ -234,33 +247,45 @@ class cluster {
     }
   }
 
+  /// The GPU models the cluster was built with.
   [[nodiscard]] const gpu_catalog& catalog() const noexcept { return catalog_; }
+  /// Number of nodes.
   [[nodiscard]] std::size_t node_count() const noexcept { return ids_.size(); }
+  /// Number of GPUs over all nodes.
   [[nodiscard]] std::size_t gpu_count() const noexcept { return gpus_.size(); }
   /// All node positions, for range-for: `for (node_index n : c.nodes())`.
   [[nodiscard]] auto nodes() const noexcept { return index_range{node_count()}; }
 
   // ---- per node --------------------------------------------------------------------------
+  /// The caller's id of node `n`.
   [[nodiscard]] node_id id(node_index n) const noexcept { return ids_[n.value()]; }
+  /// The name of node `n`.
   [[nodiscard]] const std::string& name(node_index n) const noexcept { return names_[n.value()]; }
+  /// The position of the node with id `id`, or `nullopt`. O(1) expected.
   [[nodiscard]] std::optional<node_index> find(node_id id) const {
     const auto it = position_.find(id);
     return it == position_.end() ? std::nullopt : std::optional{it->second};
   }
+  /// CPU capacity of node `n`.
   [[nodiscard]] cpu_millis cpu_capacity(node_index n) const noexcept {
     return cpu_capacity_[n.value()];
   }
+  /// Unallocated CPU on node `n`.
   [[nodiscard]] cpu_millis cpu_free(node_index n) const noexcept { return cpu_free_[n.value()]; }
+  /// Memory capacity of node `n`.
   [[nodiscard]] memory_mib memory_capacity(node_index n) const noexcept {
     return memory_capacity_[n.value()];
   }
+  /// Unallocated memory on node `n`.
   [[nodiscard]] memory_mib memory_free(node_index n) const noexcept {
     return memory_free_[n.value()];
   }
+  /// The labels of node `n`, as given in its `node_spec`.
   [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& labels(
       node_index n) const noexcept {
     return labels_[n.value()];
   }
+  /// The topology handle of node `n` (`node_spec::topology`; 0 for none).
   [[nodiscard]] std::uint32_t topology(node_index n) const noexcept { return topology_[n.value()]; }
   /// The node's GPU model (invalid when the node has no GPUs).
   [[nodiscard]] gpu_model_id model(node_index n) const noexcept { return node_model_[n.value()]; }
@@ -268,6 +293,7 @@ class cluster {
   [[nodiscard]] std::span<const gpu_state> gpus(node_index n) const noexcept {
     return {gpus_.data() + gpu_begin_[n.value()], gpu_count_[n.value()]};
   }
+  /// The position of node `n`'s first GPU (its GPUs are contiguous from there).
   [[nodiscard]] gpu_index first_gpu(node_index n) const noexcept {
     return gpu_index{gpu_begin_[n.value()]};
   }
@@ -279,10 +305,12 @@ class cluster {
   }
   /// Free replicas over the node's time-sliced and MPS GPUs (0 while out of service). O(1).
   [[nodiscard]] int free_replicas(node_index n) const noexcept { return free_replicas_[n.value()]; }
+  /// True when node `n` has GPUs and they are in MIG mode.
   [[nodiscard]] bool has_mig(node_index n) const noexcept {
     const auto g = gpus(n);
     return !g.empty() && g.front().mig_enabled;
   }
+  /// The state of GPU `g`.
   [[nodiscard]] const gpu_state& gpu(gpu_index g) const noexcept { return gpus_[g.value()]; }
   /// False while the node is out of service (failed, drained): it holds no allocations, offers
   /// no capacity to the indexes (`free_whole_gpus`, `max_free_share` read 0, CPU index 0) and
@@ -301,28 +329,36 @@ class cluster {
   [[nodiscard]] std::int64_t failed_gpus() const noexcept { return failed_gpus_; }
 
   // ---- totals ----------------------------------------------------------------------------
+  /// GPUs in the cluster, in or out of service. O(1).
   [[nodiscard]] std::int64_t total_gpus() const noexcept { return total_gpus_; }
   /// Sum of `free_whole_gpus` over all nodes. O(1).
   [[nodiscard]] std::int64_t total_free_whole_gpus() const noexcept { return total_free_whole_; }
   /// Replicas advertised by all GPUs, and the sum of `free_replicas` over all nodes. O(1).
+  ///@{
   [[nodiscard]] std::int64_t total_replicas() const noexcept { return total_replicas_; }
   [[nodiscard]] std::int64_t total_free_replicas() const noexcept { return total_free_replicas_; }
+  ///@}
   /// Sum of free CPU and free memory over all nodes. O(1).
+  ///@{
   [[nodiscard]] cpu_millis total_free_cpu() const noexcept { return total_free_cpu_; }
   [[nodiscard]] memory_mib total_free_memory() const noexcept { return total_free_memory_; }
+  ///@}
   /// The most GPUs any node of `model` has (0 if none); for an invalid id, of any model. O(1).
   [[nodiscard]] int max_node_gpus(gpu_model_id model = gpu_model_id::invalid()) const noexcept {
     if (!model.valid()) return max_node_gpus_any_;
     return model.value() < max_node_gpus_.size() ? max_node_gpus_[model.value()] : 0;
   }
   /// The largest CPU and memory capacity of any node. O(1).
+  ///@{
   [[nodiscard]] cpu_millis max_node_cpu() const noexcept { return max_node_cpu_; }
   [[nodiscard]] memory_mib max_node_memory() const noexcept { return max_node_memory_; }
+  ///@}
   /// The most idle whole GPUs, the largest free single-GPU share, and the most free CPU on any
   /// one node. O(1) (read off the indexes).
   [[nodiscard]] int most_free_gpus_on_a_node() const noexcept {
     return node_count() == 0 ? 0 : static_cast<int>(whole_tree_.max());
   }
+  /// The largest free share of a single non-MIG GPU on any one node. O(1).
   [[nodiscard]] milli_gpu most_free_share_on_a_node() const noexcept {
     return milli_gpu{node_count() == 0 ? 0 : static_cast<std::int32_t>(share_tree_.max())};
   }
@@ -330,6 +366,7 @@ class cluster {
   [[nodiscard]] int most_free_replicas_on_a_node() const noexcept {
     return node_count() == 0 ? 0 : static_cast<int>(replica_tree_.max());
   }
+  /// The most free CPU on any one node. O(1).
   [[nodiscard]] cpu_millis most_free_cpu_on_a_node() const noexcept {
     return cpu_millis{node_count() == 0 ? 0 : cpu_tree_.max()};
   }
@@ -337,6 +374,7 @@ class cluster {
   [[nodiscard]] std::span<const node_index> mig_nodes() const noexcept { return mig_nodes_; }
 
   // ---- indexes: O(log nodes) ------------------------------------------------------------
+  /// The value of `node_index::invalid()`: "no node position".
   static constexpr node_index::rep npos = node_index::invalid().value();
   /// First node at or after `from` with at least `k` idle whole GPUs, or `nullopt`.
   [[nodiscard]] std::optional<node_index> first_with_free_gpus(node_index from, int k) const {
@@ -396,9 +434,13 @@ class cluster {
 
   struct index_range {
     std::size_t n;
+    /// A forward iterator over node positions (what `nodes()` yields).
     struct iterator {
+      /// The current position.
       node_index::rep i;
+      /// The current node.
       node_index operator*() const noexcept { return node_index{i}; }
+      /// Moves to the next node.
       iterator& operator++() noexcept {
         ++i;
         return *this;

@@ -55,8 +55,10 @@ constexpr std::string_view to_string(error_id id) noexcept {
 /// Base of every exception the library throws. `what()` starts with `[gpusched.<id>] `.
 class error : public std::runtime_error {
  public:
+  /// An error of kind `id`; `what()` is `[gpusched.<id>] ` followed by `message`.
   error(error_id id, const std::string& message)
       : std::runtime_error("[gpusched." + std::string(to_string(id)) + "] " + message), id_(id) {}
+  /// The stable kind of this error.
   [[nodiscard]] error_id id() const noexcept { return id_; }
 
  private:
@@ -64,9 +66,10 @@ class error : public std::runtime_error {
 };
 
 /// A value of a model object (cluster, node, job, request) is not acceptable.
-/// Message: `<where>: field '<field>' = <value>: <problem>`.
+/// Message: `WHERE: field 'FIELD' = VALUE: PROBLEM`.
 class invalid_value_error : public error {
  public:
+  /// A bad `value` of `field` in the object `where`; `problem` says which rule it breaks.
   invalid_value_error(error_id id, std::string where, std::string field, std::string value,
                       const std::string& problem)
       : error(id, where + ": field '" + field + "' = " + value + ": " + problem),
@@ -84,17 +87,21 @@ class invalid_value_error : public error {
   std::string where_, field_, value_;
 };
 
-/// Malformed text input. Message: `<file>:<line>: field '<field>': <problem>`.
+/// Malformed text input. Message: `FILE:LINE: field 'FIELD': PROBLEM`.
 class parse_error : public error {
  public:
+  /// A malformed `field` at `line` (1-based; 0 when not known) of `file`.
   parse_error(std::string file, std::size_t line, std::string field, const std::string& problem)
       : error(error_id::parse,
               file + ":" + std::to_string(line) + ": field '" + field + "': " + problem),
         file_(std::move(file)),
         line_(line),
         field_(std::move(field)) {}
+  /// The file, or the name the caller gave the text it read.
   [[nodiscard]] const std::string& file() const noexcept { return file_; }
+  /// The 1-based line; 0 for an error about the whole file (cannot open, a directory).
   [[nodiscard]] std::size_t line() const noexcept { return line_; }
+  /// The field or column name.
   [[nodiscard]] const std::string& field() const noexcept { return field_; }
 
  private:

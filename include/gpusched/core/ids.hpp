@@ -20,12 +20,16 @@ GPUSCHED_BEGIN_NAMESPACE
 template <class Tag, class Rep = std::uint32_t>
 class strong_id {
  public:
+  /// The integer type that carries the value.
   using rep = Rep;
   constexpr strong_id() noexcept = default;
+  /// An id of value `v` (not checked: `v` equal to the maximum of `Rep` is `invalid()`).
   constexpr explicit strong_id(Rep v) noexcept : value_(v) {}
   /// The sentinel "no id" value (the maximum of `Rep`).
   static constexpr strong_id invalid() noexcept { return strong_id{}; }
+  /// The integer value.
   [[nodiscard]] constexpr Rep value() const noexcept { return value_; }
+  /// False for `invalid()`, true for every other value.
   [[nodiscard]] constexpr bool valid() const noexcept { return value_ != invalid_rep; }
   friend constexpr auto operator<=>(strong_id, strong_id) noexcept = default;
 
@@ -45,8 +49,10 @@ using gpu_model_id = strong_id<struct gpu_model_id_tag, std::uint16_t>;
 
 GPUSCHED_END_NAMESPACE
 
+/// Hashes an id as its integer value, so ids key `std::unordered_map` and `std::unordered_set`.
 template <class Tag, class Rep>
 struct std::hash<gpusched::strong_id<Tag, Rep>> {
+  /// The hash of `id.value()`. O(1).
   std::size_t operator()(gpusched::strong_id<Tag, Rep> id) const noexcept {
     return std::hash<Rep>{}(id.value());
   }

@@ -42,8 +42,11 @@ enum class number_status : std::uint8_t {
 /// A parsed value and its status.
 template <class T>
 struct parsed_number {
+  /// The value; meaningful only when `ok()`.
   T value{};
+  /// Why the text is not a number, or `number_status::ok`.
   number_status status = number_status::malformed;
+  /// True when the text was a number of the type.
   [[nodiscard]] bool ok() const noexcept { return status == number_status::ok; }
 };
 

@@ -20,10 +20,14 @@ GPUSCHED_BEGIN_NAMESPACE
 template <class Tag, class Rep = std::int64_t>
 class quantity {
  public:
+  /// The signed integer that carries the amount.
   using rep = Rep;
   constexpr quantity() noexcept = default;
+  /// An amount of `v` units.
   constexpr explicit quantity(Rep v) noexcept : value_(v) {}
+  /// The amount in units of this kind.
   [[nodiscard]] constexpr Rep value() const noexcept { return value_; }
+  /// The amount 0.
   static constexpr quantity zero() noexcept { return quantity{}; }
 
   friend constexpr auto operator<=>(quantity, quantity) noexcept = default;
@@ -33,8 +37,12 @@ class quantity {
   friend constexpr quantity operator-(quantity a, quantity b) noexcept {
     return quantity{static_cast<Rep>(a.value_ - b.value_)};
   }
+  /// Adds or subtracts an amount of the same kind in place. O(1).
+  ///@{
   constexpr quantity& operator+=(quantity o) noexcept { return *this = *this + o; }
   constexpr quantity& operator-=(quantity o) noexcept { return *this = *this - o; }
+  ///@}
+  /// The negated amount (a shortfall). O(1).
   constexpr quantity operator-() const noexcept { return quantity{static_cast<Rep>(-value_)}; }
   template <std::integral I>
   friend constexpr quantity operator*(quantity a, I n) noexcept {
@@ -62,21 +70,27 @@ using cpu_millis = quantity<struct cpu_millis_tag, std::int64_t>;
 inline constexpr milli_gpu whole_gpu_milli{1000};
 
 inline namespace literals {
+/// `n_gpus`: whole GPUs.
 constexpr gpu_count operator""_gpus(unsigned long long v) noexcept {
   return gpu_count{static_cast<std::int32_t>(v)};
 }
+/// `n_mgpu`: a GPU share in thousandths (`500_mgpu` is half a GPU).
 constexpr milli_gpu operator""_mgpu(unsigned long long v) noexcept {
   return milli_gpu{static_cast<std::int32_t>(v)};
 }
+/// `n_mib`: memory in MiB.
 constexpr memory_mib operator""_mib(unsigned long long v) noexcept {
   return memory_mib{static_cast<std::int64_t>(v)};
 }
+/// `n_gib`: memory in GiB (1024 MiB each).
 constexpr memory_mib operator""_gib(unsigned long long v) noexcept {
   return memory_mib{static_cast<std::int64_t>(v * 1024)};
 }
+/// `n_mcpu`: CPU in millicores.
 constexpr cpu_millis operator""_mcpu(unsigned long long v) noexcept {
   return cpu_millis{static_cast<std::int64_t>(v)};
 }
+/// `n_cores`: whole CPU cores (1000 millicores each).
 constexpr cpu_millis operator""_cores(unsigned long long v) noexcept {
   return cpu_millis{static_cast<std::int64_t>(v * 1000)};
 }

@@ -35,8 +35,12 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief Summary of a sample of values.
 struct distribution {
+  /// Number of values.
   std::size_t count = 0;
+  /// Mean, median, 95th and 99th percentile (nearest rank) and maximum.
+  ///@{
   double mean = 0, median = 0, p95 = 0, p99 = 0, max = 0;
+  ///@}
 };
 
 /// Nearest-rank summary of `v` (sorted in place). O(n log n). All zeros when empty.
@@ -100,9 +104,15 @@ inline void max_min_fair(double capacity, std::span<const double> demand,
 
 /// @brief Per-tenant figures.
 struct tenant_summary {
+  /// The tenant.
   tenant_id tenant;
+  /// Its name (from `tenant_names`; else `t` and its id).
   std::string name;
+  /// Its jobs, and how many of them finished.
+  ///@{
   std::size_t jobs = 0, finished = 0;
+  ///@}
+  /// GPU-hours its jobs held.
   double allocated_gpu_hours = 0;
   double share = 0;        ///< of all allocated GPU-time
   double entitlement = 0;  ///< weight / sum of weights present
@@ -116,13 +126,19 @@ struct tenant_summary {
 
 /// @brief Everything `summarize` computes for one run.
 struct sim_summary {
+  /// The run's label (the composition).
   std::string label;
+  /// Jobs in the trace, and how many finished, were rejected or were still unfinished at the end.
+  ///@{
   std::size_t jobs = 0, finished = 0, rejected = 0, unfinished = 0;
+  ///@}
   distribution jct_s;       ///< seconds
   distribution queueing_s;  ///< first start - submit, seconds
   distribution rho;         ///< finish-time fairness per finished job
   double makespan_s = 0;    ///< first event to last event
+  /// GPU-hours the cluster offered over the makespan.
   double capacity_gpu_hours = 0;
+  /// GPU-hours held by jobs.
   double allocated_gpu_hours = 0;
   double down_gpu_hours = 0;      ///< out of service (failures)
   double idle_gpu_hours = 0;      ///< capacity - allocated - down
@@ -134,14 +150,25 @@ struct sim_summary {
   /// held GPUs / its weighted max-min fair share (1 when no sample has two active tenants).
   /// Unlike `jain`, this measures fairness while tenants compete (needs tenant samples).
   double jain_over_time = 1;
+  /// Per-tenant figures, by tenant id.
   std::vector<tenant_summary> tenants;
+  /// Preemptions, and node failures, over the run.
+  ///@{
   std::uint64_t preemptions = 0, failures = 0;  ///< failures: node failures
+  ///@}
   std::uint64_t gpu_failures = 0;               ///< single-GPU failures
   std::uint64_t resizes = 0;                    ///< elastic resize events (running jobs shrunk)
   std::uint64_t grows = 0;                      ///< running elastic jobs grown (growth step)
+  /// GPU-hours of progress lost to preemptions and to failures.
+  ///@{
   double lost_preemption_gpu_hours = 0, lost_failure_gpu_hours = 0;
+  ///@}
+  /// GPU-hours spent writing checkpoints and restoring.
   double checkpoint_overhead_gpu_hours = 0;
+  /// Events processed and scheduling cycles run.
+  ///@{
   std::uint64_t events = 0, cycles = 0;
+  ///@}
 };
 
 /// Summarises a run. `tenant_names[t]` names tenant `t` (missing: "t<id>"); `weights[t]` is its

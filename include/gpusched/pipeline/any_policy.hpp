@@ -116,7 +116,9 @@ class any_ordering_policy {
   };
 
  public:
+  /// The family: ordering.
   using policy_category = ordering_tag;
+  /// Every ordering hook, forwarded when the held policy declares it.
   using hooks = ordering_hooks;
   /// Holds `p`. @pre (checked at compile time, with a message per mistake) `P` models
   /// `ordering_policy` and its hooks match its declaration.
@@ -124,9 +126,11 @@ class any_ordering_policy {
     requires(!std::same_as<P, any_ordering_policy> && enable_ordering_policy<P>)
   any_ordering_policy(P p)  // NOLINT(google-explicit-constructor): erasure is the point
       : self_(make<P>(std::move(p))) {}
+  /// The held policy's name.
   [[nodiscard]] std::string_view name() const { return self_->name(); }
   /// The hooks the held policy declares (`hook::X::bit`); see `hook_active`.
   [[nodiscard]] std::uint32_t held_hooks() const noexcept { return self_->held_hooks(); }
+  /// The held policy's `order`.
   void order(const schedule_context& c, std::span<const job_spec*> j) { self_->order(c, j); }
   /// Forwarded to the held policy when it is an `incremental_ordering_policy` (else no-op).
   void on_admitted(const schedule_context& c, const job_spec& j,
@@ -246,7 +250,10 @@ class any_admission_policy {
   };
 
  public:
+  /// The family: admission.
   using policy_category = admission_tag;
+  /// Every admission hook, forwarded when the held policy declares it (else the pipeline's
+  /// default).
   using hooks = admission_hooks;
   /// Holds `p`. @pre (checked at compile time, with a message per mistake) `P` models
   /// `admission_policy` and its hooks match its declaration.
@@ -254,35 +261,46 @@ class any_admission_policy {
     requires(!std::same_as<P, any_admission_policy> && enable_admission_policy<P>)
   any_admission_policy(P p)  // NOLINT(google-explicit-constructor)
       : self_(make<P>(std::move(p))) {}
+  /// The held policy's name.
   [[nodiscard]] std::string_view name() const { return self_->name(); }
   /// The hooks the held policy declares (`hook::X::bit`); see `hook_active`.
   [[nodiscard]] std::uint32_t held_hooks() const noexcept { return self_->held_hooks(); }
+  /// The held policy's `admit`.
   admission_verdict admit(const schedule_context& c, const job_spec& j) {
     return self_->admit(c, j);
   }
+  /// The held policy's `on_unplaced`.
   queue_action on_unplaced(const schedule_context& c, const job_spec& j, const reason& r,
                            const admission_tools& t) {
     return self_->on_unplaced(c, j, r, t);
   }
+  /// The `begin_cycle` hook, forwarded (a no-op for a policy without one).
   void begin_cycle(const schedule_context& c) { self_->begin_cycle(c); }
+  /// The `approve` hook, forwarded (admits for a policy without one).
   admission_verdict approve(const schedule_context& c, const job_spec& j, ledger::transaction& tx,
                             const admission_tools& t) {
     return self_->approve(c, j, tx, t);
   }
+  /// The `reclaim` hook's `reclaim_for`, forwarded (no reclaim for a policy without one).
   std::optional<reclaim_scope> reclaim_for(const schedule_context& c, const job_spec& j,
                                            const reason& why) {
     return self_->reclaim_for(c, j, why);
   }
+  /// The `reclaim` hook's `approve_reclaim`, forwarded (`approve` for a policy without one).
   admission_verdict approve_reclaim(const schedule_context& c, const job_spec& j,
                                     ledger::transaction& tx, const admission_tools& t) {
     return self_->approve_reclaim(c, j, tx, t);
   }
+  /// The `on_committed` hook, forwarded (a no-op for a policy without one).
   void on_committed(const schedule_context& c, const decision& d) { self_->on_committed(c, d); }
+  /// The `on_admitted` hook, forwarded (a no-op for a policy without one).
   void on_admitted(const schedule_context& c, const job_spec& j) { self_->on_admitted(c, j); }
+  /// The `approve_growth` hook, forwarded (admits for a policy without one).
   admission_verdict approve_growth(const schedule_context& c, const running_job& r,
                                    std::span<const task_allocation> added) {
     return self_->approve_growth(c, r, added);
   }
+  /// The `on_grown` hook, forwarded (a no-op for a policy without one).
   void on_grown(const schedule_context& c, const running_job& r,
                 std::span<const task_allocation> added) {
     self_->on_grown(c, r, added);
@@ -323,6 +341,7 @@ class any_packing_policy {
   };
 
  public:
+  /// The family: packing.
   using policy_category = packing_tag;
   /// Holds `p`. @pre (checked at compile time, with a message per mistake) `P` models
   /// `packing_policy`.
@@ -330,11 +349,14 @@ class any_packing_policy {
     requires(!std::same_as<P, any_packing_policy> && enable_packing_policy<P>)
   any_packing_policy(P p)  // NOLINT(google-explicit-constructor)
       : self_(make<P>(std::move(p))) {}
+  /// The held policy's name.
   [[nodiscard]] std::string_view name() const { return self_->name(); }
+  /// The held policy's `fit` on node `n`.
   [[nodiscard]] std::optional<task_allocation> fit(const schedule_context& c, node_index n,
                                                    const task_request& r) const {
     return self_->fit(c, n, r);
   }
+  /// The held policy's `pack` over the cluster.
   [[nodiscard]] std::optional<task_allocation> pack(const schedule_context& c,
                                                     const task_request& r) const {
     return self_->pack(c, r);
@@ -369,6 +391,7 @@ class any_placement_policy {
   };
 
  public:
+  /// The family: placement.
   using policy_category = placement_tag;
   /// Holds `p`. @pre (checked at compile time, with a message per mistake) `P` models
   /// `placement_policy`.
@@ -376,7 +399,9 @@ class any_placement_policy {
     requires(!std::same_as<P, any_placement_policy> && enable_placement_policy<P>)
   any_placement_policy(P p)  // NOLINT(google-explicit-constructor)
       : self_(make<P>(std::move(p))) {}
+  /// The held policy's name.
   [[nodiscard]] std::string_view name() const { return self_->name(); }
+  /// The held policy's `place`.
   placement_outcome place(const schedule_context& c, const job_spec& j, packing_ref pk,
                           ledger::transaction& tx) {
     return self_->place(c, j, pk, tx);
@@ -437,7 +462,9 @@ class any_preemption_policy {
   };
 
  public:
+  /// The family: preemption.
   using policy_category = preemption_tag;
+  /// Every preemption hook, forwarded when the held policy declares it.
   using hooks = preemption_hooks;
   /// Holds `p`. @pre (checked at compile time, with a message per mistake) `P` models
   /// `preemption_policy` and its hooks match its declaration.
@@ -445,17 +472,22 @@ class any_preemption_policy {
     requires(!std::same_as<P, any_preemption_policy> && enable_preemption_policy<P>)
   any_preemption_policy(P p)  // NOLINT(google-explicit-constructor)
       : self_(make<P>(std::move(p))) {}
+  /// The held policy's name.
   [[nodiscard]] std::string_view name() const { return self_->name(); }
   /// The hooks the held policy declares (`hook::X::bit`); see `hook_active`.
   [[nodiscard]] std::uint32_t held_hooks() const noexcept { return self_->held_hooks(); }
   /// Forwards the optional `begin_cycle(ctx)` hook (a no-op for a policy without one).
   void begin_cycle(const schedule_context& c) { self_->begin_cycle(c); }
+  /// The held policy's `select`.
   preemption_plan select(const schedule_context& c, const job_spec& j, fit_probe f) {
     return self_->select(c, j, f);
   }
+  /// The `on_preempted` hook, forwarded (a no-op for a policy without one).
   void on_preempted(const schedule_context& c, const job_spec& j, const preemption_plan& pl) {
     self_->on_preempted(c, j, pl);
   }
+  /// The `select_reclaim` hook, forwarded (for a policy without one the pipeline does not take the
+  /// reclaim path: see `hook_active`).
   preemption_plan select_reclaim(const schedule_context& c, const job_spec& j,
                                  const reclaim_scope& s, fit_probe f) {
     return self_->select_reclaim(c, j, s, f);

@@ -35,11 +35,13 @@
 GPUSCHED_BEGIN_NAMESPACE
 
 /// The default policy of each slot.
+///@{
 using default_ordering = fifo_ordering;
 using default_admission = gang_admission;
 using default_packing = first_fit_packing;
 using default_placement = first_fit_placement;
 using default_preemption = priority_preemption;
+///@}
 
 /// @brief Options of a pipeline that are not policies.
 struct pipeline_options {
@@ -58,9 +60,12 @@ struct pipeline_options {
 /// @brief The decisions of one cycle, one per pending job, in the order the jobs were considered,
 /// and the growths of running elastic jobs (the growth step), in the order they were made.
 struct cycle_result {
+  /// One decision per pending job, in the order the jobs were considered.
   std::vector<decision> decisions;
+  /// The growths of running elastic jobs, in the order they were made.
   std::vector<growth> grown{};
   friend bool operator==(const cycle_result&, const cycle_result&) noexcept = default;
+  /// Number of decisions of verdict `v`. O(decisions).
   [[nodiscard]] std::size_t count(verdict v) const noexcept {
     return static_cast<std::size_t>(std::count_if(decisions.begin(), decisions.end(),
                                                   [v](const decision& d) { return d.kind == v; }));
@@ -195,13 +200,17 @@ class pipeline {
                 "gpusched: a policy's hooks do not match its declaration (see the error above)");
 
  public:
+  /// The policy type of each slot.
+  ///@{
   using ordering_type = Order;
   using admission_type = Admit;
   using packing_type = Pack;
   using placement_type = Place;
   using preemption_type = Preempt;
+  ///@}
 
   pipeline() = default;
+  /// A pipeline of these five policies (see `make_pipeline` to give only some, by family).
   pipeline(Order o, Admit a, Pack pk, Place pl, Preempt pr)
       : order_(std::move(o)),
         admit_(std::move(a)),
@@ -209,23 +218,32 @@ class pipeline {
         place_(std::move(pl)),
         preempt_(std::move(pr)) {}
 
+  /// The policy of each slot, to inspect its state (DRF usage, reservations, fair share).
+  ///@{
   [[nodiscard]] const Order& ordering() const noexcept { return order_; }
   [[nodiscard]] const Admit& admission() const noexcept { return admit_; }
   [[nodiscard]] const Pack& packing() const noexcept { return pack_; }
   [[nodiscard]] const Place& placement() const noexcept { return place_; }
   [[nodiscard]] const Preempt& preemption() const noexcept { return preempt_; }
+  ///@}
+  /// The policy of each slot, to change its settings between cycles.
+  ///@{
   [[nodiscard]] Order& ordering() noexcept { return order_; }
   [[nodiscard]] Admit& admission() noexcept { return admit_; }
   [[nodiscard]] Pack& packing() noexcept { return pack_; }
   [[nodiscard]] Place& placement() noexcept { return place_; }
   [[nodiscard]] Preempt& preemption() noexcept { return preempt_; }
+  ///@}
+  /// The non-policy options (growth).
   [[nodiscard]] const pipeline_options& options() const noexcept { return options_; }
   /// The jobs' history (attained service, last placements) the policies read through
   /// `schedule_context::history()`. The driver of the cycles keeps it up to date: the simulator
   /// does so by itself; a host scheduler credits each job's service when it stops and records
   /// where it ran.
+  ///@{
   [[nodiscard]] const job_history& history() const noexcept { return history_; }
   [[nodiscard]] job_history& history() noexcept { return history_; }
+  ///@}
   /// Sets the non-policy options (growth). Takes effect from the next cycle.
   void set_options(pipeline_options o) noexcept { options_ = o; }
 

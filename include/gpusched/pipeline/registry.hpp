@@ -72,10 +72,14 @@ struct policy_inputs {
 /// `P(const policy_inputs&)`.
 template <class Make>
 struct builtin_entry {
+  /// The policy's registry name (`drf`, `gang-easy`).
   std::string_view name;
+  /// One line on what it does (`--help` and `names()` listings).
   std::string_view summary;
+  /// Makes the policy from the run's inputs.
   Make make;
 };
+/// Deduces the factory type of a table row.
 template <class Make>
 builtin_entry(std::string_view, std::string_view, Make) -> builtin_entry<Make>;
 
@@ -252,10 +256,15 @@ auto with_builtin_policy(std::string_view name, const policy_inputs& inputs, F&&
 
 /// @brief Names for each slot of a run-time pipeline; defaults are the library defaults.
 struct pipeline_config {
+  /// The ordering policy's name.
   std::string ordering = "fifo";
+  /// The admission policy's name.
   std::string admission = "gang";
+  /// The packing policy's name.
   std::string packing = "first-fit";
+  /// The placement policy's name.
   std::string placement = "first-fit";
+  /// The preemption policy's name.
   std::string preemption = "priority";
 };
 
@@ -335,26 +344,31 @@ class policy_registry {
     }
     unknown<Tag>(name);
   }
+  /// `make<ordering_tag>(n, in)`.
   template <class = void>
   [[nodiscard]] any_ordering_policy make_ordering(std::string_view n,
                                                   const policy_inputs& in = {}) const {
     return make<ordering_tag>(n, in);
   }
+  /// `make<admission_tag>(n, in)`.
   template <class = void>
   [[nodiscard]] any_admission_policy make_admission(std::string_view n,
                                                     const policy_inputs& in = {}) const {
     return make<admission_tag>(n, in);
   }
+  /// `make<packing_tag>(n, in)`.
   template <class = void>
   [[nodiscard]] any_packing_policy make_packing(std::string_view n,
                                                 const policy_inputs& in = {}) const {
     return make<packing_tag>(n, in);
   }
+  /// `make<placement_tag>(n, in)`.
   template <class = void>
   [[nodiscard]] any_placement_policy make_placement(std::string_view n,
                                                     const policy_inputs& in = {}) const {
     return make<placement_tag>(n, in);
   }
+  /// `make<preemption_tag>(n, in)`.
   template <class = void>
   [[nodiscard]] any_preemption_policy make_preemption(std::string_view n,
                                                       const policy_inputs& in = {}) const {
@@ -432,15 +446,19 @@ class policy_registry {
 
 /// @brief The built-in names per family (derived from `builtin_policies`).
 struct policy_names {
+  /// The built-in names of each family, in table order.
+  ///@{
   std::vector<std::string_view> ordering = builtin_names<ordering_tag>();
   std::vector<std::string_view> admission = builtin_names<admission_tag>();
   std::vector<std::string_view> packing = builtin_names<packing_tag>();
   std::vector<std::string_view> placement = builtin_names<placement_tag>();
   std::vector<std::string_view> preemption = builtin_names<preemption_tag>();
+  ///@}
 };
 
 /// Makes a built-in policy by name. @throws invalid_value_error (unknown_name) listing the
 /// known names.
+///@{
 template <class = void>
 any_ordering_policy make_ordering_policy(std::string_view name, const policy_inputs& in = {}) {
   return policy_registry{}.make_ordering(name, in);
@@ -461,6 +479,7 @@ template <class = void>
 any_preemption_policy make_preemption_policy(std::string_view name, const policy_inputs& in = {}) {
   return policy_registry{}.make_preemption(name, in);
 }
+///@}
 
 /// Builds a pipeline of built-in policies from names. @throws invalid_value_error for an
 /// unknown name.

@@ -59,6 +59,7 @@ concept named = requires(const P& p) {
 }  // namespace detail
 
 /// Opt-in switches; specialise to `true` to adapt a type without a `policy_category`.
+///@{
 template <class P>
 inline constexpr bool enable_ordering_policy = detail::has_category<P, ordering_tag>;
 template <class P>
@@ -69,6 +70,7 @@ template <class P>
 inline constexpr bool enable_placement_policy = detail::has_category<P, placement_tag>;
 template <class P>
 inline constexpr bool enable_preemption_policy = detail::has_category<P, preemption_tag>;
+///@}
 
 // ---- result vocabulary ---------------------------------------------------------------------
 
@@ -81,12 +83,15 @@ enum class queue_action : std::uint8_t {
 /// An admission policy's answer before placement.
 struct admission_verdict {
   verdict kind = verdict::admit;  ///< admit: go on to placement
+  /// Why, when `kind` is not `admit` (a defer or a reject with its reason).
   reason why;
 };
 
 /// A placement policy's answer: placed (the transaction holds every task) or why not.
 struct placement_outcome {
+  /// True when every task of the job is placed in the transaction.
   bool placed = false;
+  /// Why not, when `placed` is false.
   reason why;
 };
 
@@ -94,11 +99,13 @@ struct placement_outcome {
 /// after `why` are optional richer output (a policy that does not fill them leaves them empty).
 struct preemption_plan {
   std::vector<job_id> victims;  ///< jobs evicted whole
+  /// Why, when no admissible victim set was found (or what the plan frees).
   reason why;
   std::vector<shrink_order> shrinks{};       ///< elastic jobs shrunk instead of evicted
   std::vector<victim_detail> details{};      ///< per victim (evicted or shrunk): action, cost
   double lost_gpu_seconds = 0;               ///< sum of `details[i].lost_gpu_seconds`
   std::vector<task_allocation> placement{};  ///< where the preemptor went in the verifying probe
+  /// True when the plan evicts and shrinks nothing.
   [[nodiscard]] bool empty() const noexcept { return victims.empty() && shrinks.empty(); }
 };
 
@@ -112,6 +119,8 @@ struct preemption_plan {
 /// (`bool(span<const job_id>, span<const shrink_order>, std::vector<task_allocation>*)`).
 class fit_probe {
  public:
+  /// A probe from a victims-only callable `bool(span<const job_id>)` (it answers false to any
+  /// shrink); holds a reference to `f`, which must outlive the probe.
   template <class F>
     requires(!std::is_same_v<std::remove_cvref_t<F>, fit_probe> &&
              std::is_invocable_r_v<bool, F&, std::span<const job_id>> &&
@@ -125,6 +134,9 @@ class fit_probe {
           return (*static_cast<std::remove_reference_t<F>*>(o))(v);
         }),
         shrinks_(false) {}
+  /// A probe from a callable taking the victims, the shrinks and an optional output for the
+  /// placement (`bool(span, span, std::vector<task_allocation>*)`);
+  /// holds a reference to `f`, which must outlive the probe.
   template <class F>
     requires(!std::is_same_v<std::remove_cvref_t<F>, fit_probe> &&
              std::is_invocable_r_v<bool, F&, std::span<const job_id>, std::span<const shrink_order>,
@@ -162,7 +174,9 @@ class fit_probe {
 /// placement and packing policies. Valid during one cycle.
 class admission_tools {
  public:
+  /// Places a job in a transaction with the pipeline's placement and packing policies.
   using placer = detail::function_ref<placement_outcome(const job_spec&, ledger::transaction&)>;
+  /// Tools over `book` that place with `place`; made by the pipeline for one cycle.
   admission_tools(ledger& book, placer place) noexcept : book_(&book), place_(place) {}
   /// A new transaction. @pre none is open (true in `on_unplaced`; in `approve` use its `tx`).
   [[nodiscard]] ledger::transaction begin() const noexcept { return book_->begin(); }
@@ -184,7 +198,9 @@ class admission_tools {
 /// `p.name()`.
 /// Laws: the result is a permutation of the input; deterministic for equal inputs and seed.
 /// Complexity: expected O(n log n) for n jobs.
-/// Models: `fifo_ordering`, `priority_ordering`.
+/// Models: `fifo_ordering`, `priority_ordering`, `drf_ordering`, `kueue_share_ordering`,
+/// `multifactor_ordering`, `fair_tree_ordering`, `las_ordering`, `gittins_ordering`,
+/// `srtf_ordering`, `finish_time_fairness_ordering` (the reference's ordering page).
 template <class P>
 concept ordering_policy =
     enable_ordering_policy<P> && std::copy_constructible<P> && detail::named<P> &&
@@ -212,7 +228,7 @@ concept comparison_ordering_policy =
 /// `gpusched/policy/hooks.hpp` (`admission_hooks`).
 /// Laws: `admit` does not change the cluster; a `reject` is final for the job as specified.
 /// Complexity: O(groups) per call for the baselines.
-/// Models: `gang_admission`.
+/// Models: `gang_admission`, `quota_admission`.
 template <class P>
 concept admission_policy =
     enable_admission_policy<P> && std::copy_constructible<P> && detail::named<P> &&
@@ -237,7 +253,8 @@ concept admission_policy =
 /// exactly the request (CPU, memory, whole count, share or MIG geometry) on an allowed model;
 /// `pack` returns nothing only if `fit` returns nothing on every node.
 /// Complexity: `fit` O(GPUs of node); `pack` O(log nodes) per candidate node for the baselines.
-/// Models: `first_fit_packing`.
+/// Models: `first_fit_packing`, `best_fit_packing`, `worst_fit_packing`, `mig_aware_packing`,
+/// `topology_packing`, the FGD paper's six (`fgd_family_packing`).
 template <class P>
 concept packing_policy =
     enable_packing_policy<P> && std::copy_constructible<P> && detail::named<P> &&
@@ -250,6 +267,7 @@ concept packing_policy =
 /// so that any placement composes with any packing (statically or through `any_*` wrappers).
 class packing_ref {
  public:
+  /// A reference to `p`, which must outlive it.
   template <packing_policy P>
   packing_ref(const P& p) noexcept  // NOLINT(google-explicit-constructor): a reference wrapper
       : p_(&p),
@@ -259,10 +277,12 @@ class packing_ref {
         pack_([](const void* o, const schedule_context& c, const task_request& r) {
           return static_cast<const P*>(o)->pack(c, r);
         }) {}
+  /// `p.fit(c, n, r)` of the referenced policy.
   [[nodiscard]] std::optional<task_allocation> fit(const schedule_context& c, node_index n,
                                                    const task_request& r) const {
     return fit_(p_, c, n, r);
   }
+  /// `p.pack(c, r)` of the referenced policy.
   [[nodiscard]] std::optional<task_allocation> pack(const schedule_context& c,
                                                     const task_request& r) const {
     return pack_(p_, c, r);
@@ -285,7 +305,7 @@ class packing_ref {
 /// (full size for non-elastic groups), each with its group index; when not placed, the pipeline
 /// rolls `tx` back, so the policy may leave partial work in it. Never evicts.
 /// Complexity: O(tasks x packing cost) for the baselines.
-/// Models: `first_fit_placement`.
+/// Models: `first_fit_placement`, `gang_placement`, `topology_aware_placement`.
 template <class P>
 concept placement_policy =
     enable_placement_policy<P> && std::copy_constructible<P> && detail::named<P> &&
@@ -306,7 +326,7 @@ concept placement_policy =
 /// `begin_cycle`, `select_reclaim` (`gpusched/policy/hooks.hpp`, `preemption_hooks`).
 /// Complexity: policy-specific; document the number of probes.
 /// Models: `priority_preemption`, `no_preemption`, `checkpoint_aware_preemption`,
-/// `kube_default_preemption`.
+/// `kube_default_preemption`, `las_preemption`, `srtf_preemption`.
 template <class P>
 concept preemption_policy =
     enable_preemption_policy<P> && std::copy_constructible<P> && detail::named<P> &&

@@ -27,6 +27,7 @@ class schedule_context {
   [[nodiscard]] const cluster& state() const noexcept { return book_->state(); }
   /// Who holds what: the running jobs and their allocations.
   [[nodiscard]] const ledger& book() const noexcept { return *book_; }
+  /// The time of the cycle (the `now` given to `pipeline::schedule`).
   [[nodiscard]] sim_time now() const noexcept { return now_; }
   /// The seeded engine; draws from it are the only source of randomness a policy may use.
   [[nodiscard]] random_engine& rng() const noexcept { return *rng_; }

@@ -41,7 +41,7 @@ enum class reason_code : std::uint8_t {
   placed_by_preemption,  ///< admitted after evicting `victims`
   insufficient,          ///< not enough free `resource` in the whole cluster
   no_fit,                ///< enough in total, but no node can host a task of `group`
-  unschedulable,         ///< a task of `group` exceeds every node, or the gang the cluster
+  unschedulable,         ///< a task of `group` exceeds every node, or the gang the cluster's total
   blocked_by_head,       ///< a job ahead (`related`) did not fit and the queue is strict FIFO
   over_quota,            ///< the tenant's quota would be exceeded
   reservation,           ///< would delay `related`'s reservation (backfill)
@@ -61,6 +61,7 @@ enum class resource_kind : std::uint8_t {
   gpu_replica,  ///< a replica of a time-sliced / MPS GPU
 };
 
+/// The verdict's name: `admit`, `defer` or `reject`.
 constexpr std::string_view to_string(verdict v) noexcept {
   switch (v) {
     case verdict::admit:
@@ -72,6 +73,7 @@ constexpr std::string_view to_string(verdict v) noexcept {
   }
   return "?";
 }
+/// The code's name, as in `describe()` and the JSON outputs (`no_fit`, `over_quota`).
 constexpr std::string_view to_string(reason_code c) noexcept {
   switch (c) {
     case reason_code::none:
@@ -101,6 +103,7 @@ constexpr std::string_view to_string(reason_code c) noexcept {
   }
   return "?";
 }
+/// The unit's name as `describe()` prints amounts (`GPUs`, `milli-GPU`, `MiB memory`).
 constexpr std::string_view to_string(resource_kind r) noexcept {
   switch (r) {
     case resource_kind::none:
@@ -139,6 +142,7 @@ enum class victim_action : std::uint8_t {
   signal_then_wait,  ///< signalled to checkpoint; stopped after `victim_detail::wait`
 };
 
+/// The action as a phrase (`requeue from checkpoint`, `signal then wait`).
 constexpr std::string_view to_string(victim_action a) noexcept {
   switch (a) {
     case victim_action::requeue:
@@ -155,7 +159,9 @@ constexpr std::string_view to_string(victim_action a) noexcept {
 
 /// @brief One victim of a preemption plan, with what is done to it and what it costs.
 struct victim_detail {
+  /// The victim.
   job_id job{};
+  /// What is done to it.
   victim_action action = victim_action::requeue;
   std::int32_t group = -1;      ///< shrink: the group shrunk (-1: every elastic group)
   std::int32_t shrink_to = -1;  ///< shrink: tasks the group keeps
@@ -172,7 +178,9 @@ struct victim_detail {
 /// `describe` renders for that code and leaves the others at their defaults. Comparable with
 /// `==`; a default-constructed reason has code `none`.
 struct reason {
+  /// What kind of reason; decides which other fields are set.
   reason_code code = reason_code::none;
+  /// The resource the reason is about (`none` when it is not about one).
   resource_kind resource = resource_kind::none;
   std::int64_t needed = 0;     ///< amount needed, in `resource` units (backoff: failed attempts)
   std::int64_t available = 0;  ///< amount available, in `resource` units (no_victims without a
@@ -368,8 +376,11 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
 
 /// @brief The outcome for one pending job in one cycle.
 struct decision {
+  /// The job decided on.
   job_id job;
+  /// Admit, defer (try again in a later cycle) or reject (never fits).
   verdict kind = verdict::defer;
+  /// Why: the structured reason `describe()` renders.
   reason why;
   std::vector<task_allocation> placement;       ///< admit: one allocation per task
   std::vector<job_id> victims;                  ///< admit by preemption: jobs evicted (whole)
@@ -384,9 +395,13 @@ struct decision {
 /// @brief A running elastic job grown by the pipeline's growth step (see `pipeline`): group
 /// `group` of `job` went from `from` to `to` tasks; `placement` holds the added tasks.
 struct growth {
+  /// The running job grown.
   job_id job;
+  /// The index of the grown group in the job's `groups`.
   std::uint16_t group = 0;
+  /// Tasks the group ran before.
   std::int32_t from = 0;
+  /// Tasks it runs now.
   std::int32_t to = 0;
   std::int32_t maximum = 0;                ///< the group's `count`
   std::vector<task_allocation> placement;  ///< the added tasks, in the order they were placed
@@ -472,9 +487,12 @@ inline std::string describe(const decision& d, const cluster& c, const job_spec*
   return s;
 }
 
-/// Renders a growth as one line: `grow job 7 'train' group 'w' from 2 to 4 tasks (maximum 4)
-/// on n1[gpu0-3]: 4 GPUs free after the queue was served`. `job` (the grown job's spec) is
-/// optional and names it and its group.
+/// Renders a growth as one line (`job`, the grown job's spec, is optional and names it and its
+/// group), here wrapped after `on n1[gpu0-3]:`
+/// @code{.txt}
+/// grow job 7 'train' group 'w' from 2 to 4 tasks (maximum 4) on n1[gpu0-3]:
+///   4 GPUs free after the queue was served
+/// @endcode
 inline std::string describe(const growth& g, const cluster& c, const job_spec* job = nullptr) {
   std::string s = "grow job " + std::to_string(g.job.value());
   if (job != nullptr && !job->name.empty()) s += " '" + job->name + "'";
@@ -512,9 +530,11 @@ class reclaim_scope {
           return (*static_cast<const F*>(o))(i, taken);
         }) {}
 
+  /// The running jobs a reclaim may take victims from.
   [[nodiscard]] std::span<const running_job* const> candidates() const noexcept {
     return candidates_;
   }
+  /// Whether candidate `i`'s queue still borrows once the candidates at `taken` are evicted.
   [[nodiscard]] bool borrowing(std::size_t i, std::span<const std::uint32_t> taken) const {
     return call_(object_, i, taken);
   }

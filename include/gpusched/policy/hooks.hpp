@@ -58,6 +58,7 @@ class reclaim_scope;  // policy/preemption/reclaim.hpp
 /// @brief A list of hooks: what a policy declares as `using hooks = hook_list<...>;`.
 template <class... Hooks>
 struct hook_list {
+  /// Number of hooks in the list.
   static constexpr std::size_t size = sizeof...(Hooks);
 };
 
@@ -111,14 +112,19 @@ namespace hook {
 /// Ordering: `on_admitted(ctx, job, grant)` after `job` started holding the tasks `grant`, and
 /// `on_released(ctx, job, grant)` before it gives them back (see `incremental_ordering_policy`).
 struct incremental {
+  /// The hook's name, as compile errors print it.
   static constexpr std::string_view name = "incremental";
+  /// The hook's bit in a policy's mask of active hooks.
   static constexpr std::uint32_t bit = 1U << 0U;
+  /// True when `P` has the hook's member(s) with the hook's signature.
   template <class P>
   static constexpr bool matches = requires(P& p, const schedule_context& c, const job_spec& j,
                                            std::span<const task_allocation> g) {
     p.on_admitted(c, j, g);
     p.on_released(c, j, g);
   };
+  /// True when `P` has a member of the hook's name, of any signature (taken by address, so an
+  /// overloaded or template member is seen through `matches` only).
   template <class P>
   static constexpr bool named = requires { &P::on_admitted; } || requires { &P::on_released; };
   GPUSCHED_DETAIL_HOOK_CHECK(
@@ -129,10 +135,15 @@ struct incremental {
 
 /// Admission and preemption: `begin_cycle(ctx)`, before the pending jobs are ordered.
 struct begin_cycle {
+  /// The hook's name, as compile errors print it.
   static constexpr std::string_view name = "begin_cycle";
+  /// The hook's bit in a policy's mask of active hooks.
   static constexpr std::uint32_t bit = 1U << 1U;
+  /// True when `P` has the hook's member(s) with the hook's signature.
   template <class P>
   static constexpr bool matches = requires(P& p, const schedule_context& c) { p.begin_cycle(c); };
+  /// True when `P` has a member of the hook's name, of any signature (taken by address, so an
+  /// overloaded or template member is seen through `matches` only).
   template <class P>
   static constexpr bool named = requires { &P::begin_cycle; };
   GPUSCHED_DETAIL_HOOK_CHECK(begin_cycle, "`void begin_cycle(const schedule_context&)`")
@@ -141,21 +152,28 @@ struct begin_cycle {
 /// Admission: `approve(ctx, job, tx, tools) -> admission_verdict` (or without `tools`) after a
 /// successful tentative placement in `tx` and before its commit; a refusal rolls it back.
 struct approve {
+  /// The hook's name, as compile errors print it.
   static constexpr std::string_view name = "approve";
+  /// The hook's bit in a policy's mask of active hooks.
   static constexpr std::uint32_t bit = 1U << 2U;
+  /// True when `P` has `approve(ctx, job, tx, tools)` returning `admission_verdict`.
   template <class P>
   static constexpr bool with_tools =
       requires(P& p, const schedule_context& c, const job_spec& j, ledger::transaction& tx,
                const admission_tools& t) {
         { p.approve(c, j, tx, t) } -> std::same_as<admission_verdict>;
       };
+  /// True when `P` has `approve(ctx, job, tx)` returning `admission_verdict`.
   template <class P>
   static constexpr bool without_tools =
       requires(P& p, const schedule_context& c, const job_spec& j, ledger::transaction& tx) {
         { p.approve(c, j, tx) } -> std::same_as<admission_verdict>;
       };
+  /// True when `P` has the hook's member(s) with the hook's signature.
   template <class P>
   static constexpr bool matches = with_tools<P> || without_tools<P>;
+  /// True when `P` has a member of the hook's name, of any signature (taken by address, so an
+  /// overloaded or template member is seen through `matches` only).
   template <class P>
   static constexpr bool named = requires { &P::approve; };
   /// Calls whichever form `p` has. @pre `matches<P>`.
@@ -177,8 +195,11 @@ struct approve {
 /// Admission: the free-quota reclaim pair (pipeline step 5): `reclaim_for(ctx, job, why) ->
 /// std::optional<reclaim_scope>` and `approve_reclaim(ctx, job, tx, tools) -> admission_verdict`.
 struct reclaim {
+  /// The hook's name, as compile errors print it.
   static constexpr std::string_view name = "reclaim";
+  /// The hook's bit in a policy's mask of active hooks.
   static constexpr std::uint32_t bit = 1U << 3U;
+  /// True when `P` has the hook's member(s) with the hook's signature.
   template <class P>
   static constexpr bool matches = requires(P& p, const schedule_context& c, const job_spec& j,
                                            const reason& why, ledger::transaction& tx,
@@ -186,6 +207,8 @@ struct reclaim {
     { p.reclaim_for(c, j, why) } -> std::same_as<std::optional<reclaim_scope>>;
     { p.approve_reclaim(c, j, tx, t) } -> std::same_as<admission_verdict>;
   };
+  /// True when `P` has a member of the hook's name, of any signature (taken by address, so an
+  /// overloaded or template member is seen through `matches` only).
   template <class P>
   static constexpr bool named =
       requires { &P::reclaim_for; } || requires { &P::approve_reclaim; };
@@ -198,11 +221,16 @@ struct reclaim {
 
 /// Admission: `on_committed(ctx, decision)` after an admitted job's commit.
 struct on_committed {
+  /// The hook's name, as compile errors print it.
   static constexpr std::string_view name = "on_committed";
+  /// The hook's bit in a policy's mask of active hooks.
   static constexpr std::uint32_t bit = 1U << 4U;
+  /// True when `P` has the hook's member(s) with the hook's signature.
   template <class P>
   static constexpr bool matches =
       requires(P& p, const schedule_context& c, const decision& d) { p.on_committed(c, d); };
+  /// True when `P` has a member of the hook's name, of any signature (taken by address, so an
+  /// overloaded or template member is seen through `matches` only).
   template <class P>
   static constexpr bool named = requires { &P::on_committed; };
   GPUSCHED_DETAIL_HOOK_CHECK(on_committed,
@@ -211,11 +239,16 @@ struct on_committed {
 
 /// Admission: `on_admitted(ctx, job)` after an admitted job's commit (after `on_committed`).
 struct on_admitted {
+  /// The hook's name, as compile errors print it.
   static constexpr std::string_view name = "on_admitted";
+  /// The hook's bit in a policy's mask of active hooks.
   static constexpr std::uint32_t bit = 1U << 5U;
+  /// True when `P` has the hook's member(s) with the hook's signature.
   template <class P>
   static constexpr bool matches =
       requires(P& p, const schedule_context& c, const job_spec& j) { p.on_admitted(c, j); };
+  /// True when `P` has a member of the hook's name, of any signature (taken by address, so an
+  /// overloaded or template member is seen through `matches` only).
   template <class P>
   static constexpr bool named = requires { &P::on_admitted; };
   GPUSCHED_DETAIL_HOOK_CHECK(on_admitted,
@@ -225,13 +258,18 @@ struct on_admitted {
 /// Admission: `approve_growth(ctx, running_job, added) -> admission_verdict`, the growth step's
 /// check of the tasks `added` (tentatively applied).
 struct approve_growth {
+  /// The hook's name, as compile errors print it.
   static constexpr std::string_view name = "approve_growth";
+  /// The hook's bit in a policy's mask of active hooks.
   static constexpr std::uint32_t bit = 1U << 6U;
+  /// True when `P` has the hook's member(s) with the hook's signature.
   template <class P>
   static constexpr bool matches = requires(P& p, const schedule_context& c, const running_job& r,
                                            std::span<const task_allocation> a) {
     { p.approve_growth(c, r, a) } -> std::same_as<admission_verdict>;
   };
+  /// True when `P` has a member of the hook's name, of any signature (taken by address, so an
+  /// overloaded or template member is seen through `matches` only).
   template <class P>
   static constexpr bool named = requires { &P::approve_growth; };
   GPUSCHED_DETAIL_HOOK_CHECK(approve_growth,
@@ -241,13 +279,18 @@ struct approve_growth {
 
 /// Admission: `on_grown(ctx, running_job, added)` after a growth commit.
 struct on_grown {
+  /// The hook's name, as compile errors print it.
   static constexpr std::string_view name = "on_grown";
+  /// The hook's bit in a policy's mask of active hooks.
   static constexpr std::uint32_t bit = 1U << 7U;
+  /// True when `P` has the hook's member(s) with the hook's signature.
   template <class P>
   static constexpr bool matches = requires(P& p, const schedule_context& c, const running_job& r,
                                            std::span<const task_allocation> a) {
     p.on_grown(c, r, a);
   };
+  /// True when `P` has a member of the hook's name, of any signature (taken by address, so an
+  /// overloaded or template member is seen through `matches` only).
   template <class P>
   static constexpr bool named = requires { &P::on_grown; };
   GPUSCHED_DETAIL_HOOK_CHECK(on_grown,
@@ -257,13 +300,18 @@ struct on_grown {
 
 /// Preemption: `on_preempted(ctx, job, plan)` after the pipeline committed `plan` for `job`.
 struct on_preempted {
+  /// The hook's name, as compile errors print it.
   static constexpr std::string_view name = "on_preempted";
+  /// The hook's bit in a policy's mask of active hooks.
   static constexpr std::uint32_t bit = 1U << 8U;
+  /// True when `P` has the hook's member(s) with the hook's signature.
   template <class P>
   static constexpr bool matches =
       requires(P& p, const schedule_context& c, const job_spec& j, const preemption_plan& pl) {
         p.on_preempted(c, j, pl);
       };
+  /// True when `P` has a member of the hook's name, of any signature (taken by address, so an
+  /// overloaded or template member is seen through `matches` only).
   template <class P>
   static constexpr bool named = requires { &P::on_preempted; };
   GPUSCHED_DETAIL_HOOK_CHECK(on_preempted,
@@ -274,13 +322,18 @@ struct on_preempted {
 /// Preemption: `select_reclaim(ctx, job, scope, probe) -> preemption_plan`, victims among a
 /// quota reclaim's candidates (pipeline step 5).
 struct select_reclaim {
+  /// The hook's name, as compile errors print it.
   static constexpr std::string_view name = "select_reclaim";
+  /// The hook's bit in a policy's mask of active hooks.
   static constexpr std::uint32_t bit = 1U << 9U;
+  /// True when `P` has the hook's member(s) with the hook's signature.
   template <class P>
   static constexpr bool matches = requires(P& p, const schedule_context& c, const job_spec& j,
                                            const reclaim_scope& s, fit_probe f) {
     { p.select_reclaim(c, j, s, f) } -> std::same_as<preemption_plan>;
   };
+  /// True when `P` has a member of the hook's name, of any signature (taken by address, so an
+  /// overloaded or template member is seen through `matches` only).
   template <class P>
   static constexpr bool named = requires { &P::select_reclaim; };
   GPUSCHED_DETAIL_HOOK_CHECK(select_reclaim,
@@ -293,11 +346,15 @@ struct select_reclaim {
 
 /// The hooks of each family, in the order the pipeline documents them.
 using ordering_hooks = hook_list<hook::incremental>;
+/// The hooks an admission policy may declare.
 using admission_hooks =
     hook_list<hook::begin_cycle, hook::approve, hook::reclaim, hook::on_committed,
               hook::on_admitted, hook::approve_growth, hook::on_grown>;
+/// A packing policy has no optional hooks.
 using packing_hooks = hook_list<>;
+/// A placement policy has no optional hooks.
 using placement_hooks = hook_list<>;
+/// The hooks a preemption policy may declare.
 using preemption_hooks = hook_list<hook::begin_cycle, hook::on_preempted, hook::select_reclaim>;
 
 namespace detail {

@@ -33,7 +33,9 @@ GPUSCHED_BEGIN_NAMESPACE
 /// @brief A named composition: the label in tables and file names, and one policy name per
 /// slot.
 struct replay_composition {
+  /// The label in tables and file names.
   std::string label = "default";
+  /// The policy name of each slot.
   pipeline_config config{};
 };
 
@@ -49,9 +51,11 @@ struct replay_options {
 
 /// @brief What one replay produced: the summary and the simulator's raw output.
 struct replay_run {
+  /// The run's summary (`summarize` of the records, samples and totals).
   sim_summary summary;
   std::vector<job_record> records;  ///< one per job that arrived, in arrival order
   std::vector<sim_sample> samples;  ///< the time series (every `sim.sample_interval`)
+  /// Cluster-wide totals.
   sim_totals totals;
 };
 

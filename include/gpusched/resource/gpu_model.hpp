@@ -48,6 +48,7 @@ struct mig_profile {
 struct mig_geometry {
   std::uint8_t memory_slices = 0;   ///< 8 on A100/H100/H200/B200, 4 on A30
   std::uint8_t compute_slices = 0;  ///< 7 on A100/H100/H200/B200, 4 on A30
+  /// The MIG profiles the model offers, each with its allowed placements; empty: no MIG.
   std::vector<mig_profile> profiles{};
 
   /// The profile with these slice counts (and `+me` flag), if the model has one.
@@ -58,6 +59,7 @@ struct mig_geometry {
     });
     return it == profiles.end() ? nullptr : &*it;
   }
+  /// The profile named `name` (`3g.40gb`, `1g.10gb+me`), or null. O(profiles).
   [[nodiscard]] const mig_profile* find(std::string_view name) const noexcept {
     const auto it = std::find_if(profiles.begin(), profiles.end(),
                                  [&](const mig_profile& p) { return p.name == name; });
@@ -72,6 +74,7 @@ struct gpu_model {
   int sm_count = 0;     ///< streaming multiprocessors
   mig_geometry mig{};   ///< empty when the model does not support MIG
 
+  /// True when the model has a MIG table (`mig.profiles` not empty).
   [[nodiscard]] bool supports_mig() const noexcept { return !mig.profiles.empty(); }
 };
 
@@ -79,21 +82,27 @@ struct gpu_model {
 /// The empty set means "any model" where it constrains a request.
 class gpu_model_set {
  public:
+  /// The most models a set (and so a catalog) can hold.
   static constexpr std::size_t max_models = 64;
   constexpr gpu_model_set() noexcept = default;
+  /// Adds model `id`. @pre `id.value() < max_models`. O(1).
   constexpr void insert(gpu_model_id id) noexcept {
     GPUSCHED_EXPECTS(id.value() < max_models);
     bits_ |= std::uint64_t{1} << id.value();
   }
+  /// True when `id` is in the set. O(1).
   [[nodiscard]] constexpr bool contains(gpu_model_id id) const noexcept {
     return id.value() < max_models && ((bits_ >> id.value()) & 1u) != 0;
   }
+  /// True for the empty set (which, as a constraint, admits every model).
   [[nodiscard]] constexpr bool empty() const noexcept { return bits_ == 0; }
+  /// Number of models in the set. O(1).
   [[nodiscard]] constexpr int size() const noexcept { return std::popcount(bits_); }
   /// True when this set, read as a constraint, admits `id` (empty admits everything).
   [[nodiscard]] constexpr bool admits(gpu_model_id id) const noexcept {
     return empty() || contains(id);
   }
+  /// The set as a bitmask: bit i is model i.
   [[nodiscard]] constexpr std::uint64_t bits() const noexcept { return bits_; }
   friend constexpr bool operator==(gpu_model_set, gpu_model_set) noexcept = default;
 
@@ -136,6 +145,7 @@ class gpu_catalog {
     return gpu_model_id{static_cast<gpu_model_id::rep>(models_.size() - 1)};
   }
 
+  /// The id of the model named `name`, or `nullopt`. O(models).
   [[nodiscard]] std::optional<gpu_model_id> find(std::string_view name) const noexcept {
     for (std::size_t i = 0; i < models_.size(); ++i) {
       if (models_[i].name == name) return gpu_model_id{static_cast<gpu_model_id::rep>(i)};
@@ -152,14 +162,18 @@ class gpu_catalog {
     throw invalid_value_error(error_id::unknown_name, std::string(where), std::string(field),
                               std::string(name), "unknown GPU model (known: " + known + ")");
   }
+  /// The model of `id`. @pre `contains(id)`.
   [[nodiscard]] const gpu_model& operator[](gpu_model_id id) const noexcept {
     GPUSCHED_EXPECTS(id.value() < models_.size());
     return models_[id.value()];
   }
+  /// True when `id` names a model of this catalog.
   [[nodiscard]] bool contains(gpu_model_id id) const noexcept {
     return id.value() < models_.size();
   }
+  /// Number of models.
   [[nodiscard]] std::size_t size() const noexcept { return models_.size(); }
+  /// All models, indexed by `gpu_model_id`.
   [[nodiscard]] std::span<const gpu_model> models() const noexcept { return models_; }
 
  private:

@@ -211,15 +211,19 @@ inline gpu_catalog mig_catalog() {
 
 /// @brief Where one MIG instance goes on a GPU.
 struct mig_placement {
+  /// The instance's profile (points into a catalog's `mig_geometry`).
   const mig_profile* profile = nullptr;
   std::uint8_t start = 0;  ///< first memory slice
+  /// The memory slices the instance occupies. @pre `profile` is not null.
   [[nodiscard]] mig_slot_mask slots() const noexcept { return profile->slots_at(start); }
   friend bool operator==(const mig_placement&, const mig_placement&) noexcept = default;
 };
 
 /// @brief Occupancy of one MIG GPU: used memory slices and whether a `+me` instance exists.
 struct mig_occupancy {
+  /// The memory slices occupied (bit i is slice i).
   mig_slot_mask used = 0;
+  /// A `+me` instance exists (the GPU has one media engine).
   bool media_used = false;
 };
 

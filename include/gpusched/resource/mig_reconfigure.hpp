@@ -51,6 +51,7 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief One existing GPU instance: where it is, and whether work runs on it.
 struct mig_instance {
+  /// The instance's profile and first memory slice.
   mig_placement placement;
   bool busy = false;  ///< work runs on it; destroying it preempts `owner`
   job_id owner{};     ///< the job using it (busy instances), reported when preempted
@@ -59,6 +60,8 @@ struct mig_instance {
 
 /// @brief The MIG state of one GPU.
 struct mig_gpu_layout {
+  /// The GPU is in MIG mode (when false, `instances` is empty and `idle` says whether MIG may be
+  /// enabled).
   bool mig_enabled = true;
   bool idle = true;                     ///< with MIG off: no work on the GPU, so MIG may be enabled
   std::vector<mig_instance> instances;  ///< empty when MIG is off
@@ -66,7 +69,9 @@ struct mig_gpu_layout {
 
 /// @brief Demand: `count` idle instances of `profile` (a profile of the planned geometry).
 struct mig_demand {
+  /// The profile wanted (a profile of the planned GPUs' geometry).
   const mig_profile* profile = nullptr;
+  /// How many idle instances of it are wanted.
   int count = 0;
   friend bool operator==(const mig_demand&, const mig_demand&) noexcept = default;
 };
@@ -80,11 +85,15 @@ struct mig_reconfig_options {
   std::size_t max_exact_cells = std::size_t{1} << 17;
 };
 
+/// The kind of a plan's operation: `enable_mig` (switch an idle GPU to MIG mode), `destroy` (an
+/// instance) or `create` (an instance at a placement).
 enum class mig_action_kind : std::uint8_t { enable_mig, destroy, create };
 
 /// @brief One operation of a plan, on GPU `gpu` (index into the planned span).
 struct mig_action {
+  /// What the operation does.
   mig_action_kind kind = mig_action_kind::create;
+  /// The GPU it acts on (index into the span given to `plan_mig_reconfiguration`).
   std::size_t gpu = 0;
   mig_placement placement{};  ///< destroy / create: the instance
   bool preempts = false;      ///< destroy of a busy instance
@@ -95,12 +104,16 @@ struct mig_action {
 /// @brief A reconfiguration plan. Actions are grouped by GPU in index order; on each GPU:
 /// enable MIG, then destroys, then creates (the order they can be executed in).
 struct mig_reconfig_plan {
+  /// The operations, grouped by GPU in index order (enable, destroys, creates on each).
   std::vector<mig_action> actions;
   std::vector<mig_demand> unmet;  ///< demand no plan can meet (count > 0 entries only)
   std::vector<job_id> preempted;  ///< owners of destroyed busy instances, ascending, unique
+  /// Busy instances the plan destroys (each preempts its owner); 0 without `allow_preemption`.
   int busy_destroyed = 0;
   bool exact = true;  ///< optimal (dynamic program) rather than greedy
+  /// True when the plan meets all the demand (`unmet` is empty).
   [[nodiscard]] bool satisfied() const noexcept { return unmet.empty(); }
+  /// Number of operations in the plan.
   [[nodiscard]] int operations() const noexcept { return static_cast<int>(actions.size()); }
 };
 

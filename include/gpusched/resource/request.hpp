@@ -57,6 +57,7 @@ struct demand_replica {
 /// @brief A task's GPU demand. Build it with the named constructors; dispatch on its kind with
 /// `visit`.
 struct gpu_demand {
+  /// Which kind of demand this is; selects the fields that apply.
   gpu_demand_kind kind = gpu_demand_kind::none;
   gpu_count count{};             ///< whole: number of GPUs
   milli_gpu share{};             ///< share: thousandths of one GPU
@@ -67,13 +68,18 @@ struct gpu_demand {
   /// memory, against the device memory.
   memory_mib gpu_memory{};
 
+  /// No GPU (a CPU-only task).
   static constexpr gpu_demand none() noexcept { return {}; }
+  /// `n` whole GPUs on one node.
   static constexpr gpu_demand whole(gpu_count n) noexcept {
     return {gpu_demand_kind::whole, n, {}, 0, 0, {}};
   }
+  /// A share of one GPU, in thousandths (`0 < m <= 1000`).
   static constexpr gpu_demand fraction(milli_gpu m) noexcept {
     return {gpu_demand_kind::share, {}, m, 0, 0, {}};
   }
+  /// One MIG instance of `compute` compute slices and `memory` memory slices (`mig(3, 4)` is a
+  /// 3g.40gb on an A100-40GB).
   static constexpr gpu_demand mig(std::uint8_t compute, std::uint8_t memory) noexcept {
     return {gpu_demand_kind::mig, {}, {}, compute, memory, {}};
   }
@@ -140,8 +146,11 @@ struct gpu_demand {
 
 /// @brief Everything one task needs from one node.
 struct task_request {
+  /// The GPUs the task needs.
   gpu_demand gpu{};
+  /// CPU the task needs on its node.
   cpu_millis cpu{};
+  /// Host memory the task needs on its node.
   memory_mib memory{};
   gpu_model_set allowed_models{};  ///< empty: any model
   friend bool operator==(const task_request&, const task_request&) noexcept = default;

@@ -28,7 +28,9 @@ struct comm_profile {
 
 /// @brief A job to simulate: its spec and its work (service time at full size).
 struct sim_job {
+  /// The job as submitted.
   job_spec spec{};
+  /// Its work: service time at full size.
   sim_duration work{};
   /// Its iteration's computation and gradient volume, for the communication model; none: the
   /// model's default mix (`default_comm_mix`). Ignored with the model off.
@@ -40,20 +42,32 @@ enum class job_outcome : std::uint8_t { finished, rejected, unfinished };
 
 /// @brief Per-job result. GPU-time figures are in GPU-milliseconds.
 struct job_record {
+  /// The job.
   job_id id;
+  /// Its tenant.
   tenant_id tenant;
+  /// Its priority.
   std::int32_t priority = 0;
   std::int64_t gpus_milli = 0;  ///< GPU-milli requested at full size
+  /// When it arrived.
   sim_time submit{};
+  /// When it first started, if it did.
   std::optional<sim_time> first_start;
+  /// When it finished, if it did.
   std::optional<sim_time> finish;
+  /// Its work (service time at full size).
   sim_duration work{};
+  /// Finished, rejected or unfinished when the run ended.
   job_outcome outcome = job_outcome::unfinished;
+  /// Times it started (the first start and every restart).
   std::int32_t starts = 0;
+  /// Times it was preempted.
   std::int32_t preemptions = 0;
+  /// Times it was stopped by a failure.
   std::int32_t failures = 0;
   std::int32_t resizes = 0;  ///< times shrunk while running (elastic resize events)
   std::int32_t grows = 0;    ///< times grown while running (the pipeline's growth step)
+  /// Checkpoints it wrote.
   std::int32_t checkpoints = 0;
   double lost_preemption_gpu_ms = 0;  ///< GPU-time of progress lost to preemption
   double lost_failure_gpu_ms = 0;     ///< GPU-time of progress lost to failures
@@ -68,18 +82,25 @@ struct job_record {
 /// @brief One tenant's state in a sample: GPUs held and GPUs wanted (the full requests of its
 /// pending and running jobs).
 struct tenant_sample {
+  /// The tenant.
   tenant_id tenant;
+  /// GPUs its running jobs hold.
   double held_gpus = 0;
+  /// GPUs its pending and running jobs ask for (full requests).
   double demand_gpus = 0;
   friend bool operator==(const tenant_sample&, const tenant_sample&) noexcept = default;
 };
 
 /// @brief One time-series sample (state just before the sample time).
 struct sim_sample {
+  /// The sample time.
   sim_time t{};
   double allocated_gpus = 0;  ///< GPU-milli held / 1000
+  /// GPUs in service.
   std::int64_t available_gpus = 0;
+  /// Jobs waiting.
   std::size_t pending = 0;
+  /// Jobs running.
   std::size_t running = 0;
   /// Free whole GPUs on nodes that are partly used, over all free whole GPUs in service (0 when
   /// none is free): the share of idle GPUs a node-sized gang cannot use.
@@ -90,15 +111,21 @@ struct sim_sample {
 
 /// @brief Cluster-wide totals. Integrals in GPU-milli x ms.
 struct sim_totals {
+  /// The first event's time.
   sim_time start{};
+  /// The last event's time.
   sim_time end{};
+  /// GPUs in the cluster.
   std::int64_t capacity_gpus = 0;
   double allocated_integral = 0;  ///< held GPU-milli integrated over time
   double down_integral = 0;       ///< GPU-milli out of service integrated over time
+  /// Events processed.
   std::uint64_t events = 0;
+  /// Scheduling cycles run.
   std::uint64_t cycles = 0;
   std::uint64_t failures = 0;      ///< node failures
   std::uint64_t gpu_failures = 0;  ///< GPU failures
+  /// Preemptions (evictions by a preemption policy).
   std::uint64_t preemptions = 0;
   std::uint64_t resizes = 0;      ///< elastic resize events (a running job shrunk)
   std::uint64_t grows = 0;        ///< a running elastic job grown (counted apart from `resizes`)

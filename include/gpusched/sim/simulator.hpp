@@ -91,6 +91,8 @@ class simulator {
   /// Called after each event time's events and cycle: (time, ledger).
   using observer = std::function<void(sim_time, const ledger&)>;
 
+  /// A simulator over `c`, scheduling with `pipeline`, configured by `cfg`. @throws
+  /// invalid_value_error for a negative duration or interval in `cfg`.
   explicit simulator(cluster c, P pipeline = P{}, sim_config cfg = {})
       : book_(std::move(c)),
         pipe_(std::move(pipeline)),
@@ -132,6 +134,7 @@ class simulator {
     totals_.capacity_gpus = book_.state().total_gpus();
   }
 
+  /// Sets the function called after each event time's events and cycle.
   void set_observer(observer o) { observer_ = std::move(o); }
   /// Schedules a failure of node `n` at time `t`, in addition to random ones (call before
   /// `run`). It is handled like a random node failure (skipped if the node is already out of
@@ -226,13 +229,19 @@ class simulator {
     totals_.end = now_;
   }
 
+  /// The ledger: the cluster and the running jobs.
   [[nodiscard]] const ledger& book() const noexcept { return book_; }
+  /// The pipeline (its policies' state).
   [[nodiscard]] const P& pipeline() const noexcept { return pipe_; }
   /// Every job seen, in arrival order.
   [[nodiscard]] std::span<const job_record> records() const noexcept { return records_; }
+  /// The time series, every `sim_config::sample_interval`.
   [[nodiscard]] std::span<const sim_sample> samples() const noexcept { return samples_; }
+  /// Cluster-wide totals so far.
   [[nodiscard]] const sim_totals& totals() const noexcept { return totals_; }
+  /// The configuration it was made with.
   [[nodiscard]] const sim_config& config() const noexcept { return cfg_; }
+  /// The current simulated time.
   [[nodiscard]] sim_time now() const noexcept { return now_; }
   /// The nodes of a job's current or last placement (empty before its first start and after it
   /// finished): for a requeued job, where it ran before it was interrupted; the hook a

@@ -38,9 +38,14 @@ namespace slurm {
 
 /// @brief One Slurm command of a plan.
 struct command {
+  /// What a command does: `set_nodes` (`scontrol update ... NodeList=`), `release`
+  /// (`scontrol release`), `signal` (`scancel --signal`) or `requeue` (`scontrol requeuehold`).
   enum class action : std::uint8_t { set_nodes, release, signal, requeue };
+  /// What this command does.
   action what = action::release;
+  /// The Slurm job it acts on.
   std::int64_t job = 0;
+  /// The command and its arguments, ready to run (no shell).
   std::vector<std::string> argv;
 
   /// The command line as a shell would show it (arguments need no quoting).
@@ -60,11 +65,14 @@ struct plan_options {
 
 /// @brief The commands of one cycle (see the file comment for the order).
 struct cycle_plan {
+  /// Checkpoint signals to the victims, sent first.
   std::vector<command> signals;
   double grace_seconds = 0.0;  ///< wait after `signals` (0 without victims)
+  /// Requeues of the victims (held), after the grace period.
   std::vector<command> requeues;
   std::vector<command> starts;  ///< set_nodes, release, set_nodes, release, ...
 
+  /// True when the plan has no command.
   [[nodiscard]] bool empty() const noexcept {
     return signals.empty() && requeues.empty() && starts.empty();
   }

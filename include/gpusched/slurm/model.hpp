@@ -96,6 +96,7 @@ struct model {
   std::vector<std::int64_t> running;  ///< Slurm ids of the jobs in `book` (no fillers)
   std::map<std::string, std::uint32_t, std::less<>> tenants;  ///< tenant name -> id
   std::unordered_map<std::int64_t, job_record> jobs;         ///< every job read, by id
+  /// The snapshot's time (`model_options::now_unix`) as scheduler time.
   sim_time now{};
 
   /// The tenant name of `t` ("" when unknown). O(tenants).

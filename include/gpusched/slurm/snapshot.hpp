@@ -31,23 +31,33 @@ inline constexpr std::string_view supported_data_version = "openapi/v0.0.38";
 
 /// @brief One node of `sinfo --json`.
 struct node_record {
+  /// `name`: the node's name.
   std::string name;
+  /// `cpus`: the node's CPUs.
   std::int32_t cpus = 0;
+  /// `real_memory`: the node's memory, in MiB.
   std::int64_t real_memory_mib = 0;
   std::string gres;                      ///< configured, e.g. `gpu:a100:8` or `gpu:8(S:0-1)`
   std::string state;                     ///< `idle`, `mixed`, `allocated`, `down`, ...
   std::vector<std::string> state_flags;  ///< e.g. `DRAIN`, `NOT_RESPONDING`
+  /// `partitions`: the partitions the node belongs to.
   std::vector<std::string> partitions;
   std::vector<std::string> features;  ///< active features
+  /// `reason`: why the node is down or drained, if it is.
   std::string reason;
 };
 
 /// @brief One job of `squeue --json`.
 struct job_record {
+  /// `job_id`.
   std::int64_t id = 0;
+  /// `name`: the job's name.
   std::string name;
+  /// `account`: the job's account (the tenant in the model).
   std::string account;
+  /// `qos`: the job's QOS (appended to the tenant when set).
   std::string qos;
+  /// `partition`: the job's partition.
   std::string partition;
   std::string state;         ///< `PENDING`, `RUNNING`, `COMPLETING`, ...
   std::string state_reason;  ///< e.g. `JobHeldUser`, `JobHeldAdmin`
@@ -56,28 +66,45 @@ struct job_record {
   std::string excluded_nodes;  ///< `-x`
   std::string features;        ///< `-C` constraint
   std::string tres_per_node;  ///< e.g. `gres:gpu:a100:4`
+  /// `tres_per_task` (`--gpus-per-task`), as Slurm prints it.
   std::string tres_per_task;
+  /// `tres_per_job` (`--gpus`), as Slurm prints it.
   std::string tres_per_job;
+  /// `tres_per_socket` (`--gpus-per-socket`), as Slurm prints it.
   std::string tres_per_socket;
   std::optional<std::string> shared;  ///< `none` for `--exclusive`
   std::int64_t priority = 0;          ///< 0 while held
+  /// `nice` (a negative nice read back from 22.05's unsigned print).
   std::int32_t nice = 0;
+  /// `node_count`: nodes asked for (1 when absent).
   std::int32_t node_count = 0;
+  /// `max_nodes`: the most nodes (0: not given).
   std::int32_t max_nodes = 0;
+  /// `tasks`: tasks asked for.
   std::int32_t tasks = 0;
   std::int32_t tasks_per_node = 0;  ///< 0: not given
   std::int32_t cpus = 0;            ///< total
+  /// `cpus_per_task`, when given.
   std::optional<std::int32_t> cpus_per_task;
+  /// `memory_per_node`, in MiB, when given (`--mem`).
   std::optional<std::int64_t> memory_per_node_mib;
+  /// `memory_per_cpu`, in MiB, when given (`--mem-per-cpu`).
   std::optional<std::int64_t> memory_per_cpu_mib;
+  /// `time_limit`, in minutes, when set.
   std::optional<std::int64_t> time_limit_minutes;
   std::int64_t submit_time = 0;  ///< Unix seconds
+  /// `start_time`, Unix seconds (a running job's start).
   std::int64_t start_time = 0;
+  /// `requeue`: the job may be requeued.
   bool requeue = false;
+  /// `restart_cnt`: times the job was requeued.
   std::int32_t restart_count = 0;
+  /// `het_job_id`: non-zero for a component of a heterogeneous job.
   std::int64_t het_job_id = 0;
+  /// `array_job_id`: non-zero for an array task.
   std::int64_t array_job_id = 0;
   std::string array_tasks;  ///< `array_task_string` of a pending array not yet split (`1-10`)
+  /// `dependency`: the job's dependencies, if any.
   std::string dependency;
   std::vector<std::string> gres_detail;     ///< per allocated node: `gpu:a100:2(IDX:0-1)`
   std::vector<std::string> allocated_nodes;  ///< node names in `gres_detail` order

@@ -73,7 +73,9 @@ class node_distances {
     compute_tables();
   }
 
+  /// The node type's name.
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  /// Number of GPUs.
   [[nodiscard]] int gpu_count() const noexcept { return n_; }
   /// All GPUs of the node as a mask.
   [[nodiscard]] gpu_mask all() const noexcept {

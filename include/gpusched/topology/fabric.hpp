@@ -112,6 +112,7 @@ class fabric {
     }
   }
 
+  /// "No domain": the parent of a top-level domain.
   static constexpr std::uint32_t npos = ~std::uint32_t{0};
 
   /// A tree with the given levels over `nodes` nodes numbered in order: level 1 groups
@@ -155,6 +156,7 @@ class fabric {
                 {{"nvl72", 18, 0.0, 1.0, true}, {"leaf", racks_per_leaf, 0.0, 1.0, false}});
   }
 
+  /// Number of nodes.
   [[nodiscard]] std::size_t node_count() const noexcept { return nodes_; }
   /// Number of switch levels L (level 0, the node, is not counted).
   [[nodiscard]] int level_count() const noexcept { return static_cast<int>(levels_.size()); }
@@ -162,6 +164,7 @@ class fabric {
   [[nodiscard]] const fabric_level& level(int l) const noexcept {
     return levels_[static_cast<std::size_t>(l - 1)];
   }
+  /// Number of domains at level `l` (nodes for 0).
   [[nodiscard]] std::size_t domain_count(int l) const noexcept {
     return l == 0 ? nodes_ : counts_[static_cast<std::size_t>(l - 1)];
   }
@@ -190,7 +193,9 @@ class fabric {
     }
     return level_count() + 1;
   }
+  /// The fabric is rail-optimised: GPU position N of every node reaches rail (leaf switch) N.
   [[nodiscard]] bool rail_optimized() const noexcept { return rail_; }
+  /// Number of rails (0 when not rail-optimised).
   [[nodiscard]] int rails() const noexcept { return rails_; }
   /// The level name; "node" for 0 and "fabric" for L+1.
   [[nodiscard]] std::string level_name(int l) const {
@@ -214,6 +219,7 @@ class fabric {
 class topology_model {
  public:
   topology_model() = default;
+  /// A model of the fabric `f`, with no node type yet.
   explicit topology_model(fabric f) : fabric_(std::move(f)) {}
 
   /// Adds a node type; returns its handle for `node_spec::topology` (1, 2, ...).
@@ -226,7 +232,9 @@ class topology_model {
   [[nodiscard]] const node_distances* node_type(std::uint32_t handle) const noexcept {
     return handle == 0 || handle > types_.size() ? nullptr : types_[handle - 1].get();
   }
+  /// The fabric.
   [[nodiscard]] const fabric& network() const noexcept { return fabric_; }
+  /// Replaces the fabric (before the model is shared with policies).
   void set_network(fabric f) { fabric_ = std::move(f); }
 
   /// Checks the binding to `c`: the fabric covers exactly `c`'s nodes (or has no levels), every

@@ -79,25 +79,36 @@ inline constexpr double nvlink2 = 25.0;  ///< V100
 inline constexpr double nvlink3 = 25.0;  ///< A100
 inline constexpr double nvlink4 = 25.0;  ///< H100/H200
 inline constexpr double nvlink5 = 50.0;  ///< B200/GB200
+/// PCIe 3.0 x16.
 inline constexpr double pcie3_x16 = 16.0;
+/// PCIe 4.0 x16.
 inline constexpr double pcie4_x16 = 32.0;
+/// PCIe 5.0 x16.
 inline constexpr double pcie5_x16 = 64.0;
 inline constexpr double upi = 20.0;  ///< inter-socket link (a parameter; typical UPI/QPI)
 }  // namespace link_bandwidth
 
 /// @brief One vertex. `parent` is the PCIe-tree parent (-1 only for the root).
 struct topo_vertex {
+  /// GPU, NVSwitch, PCIe switch, host bridge, CPU socket, NIC or the root.
   vertex_kind kind = vertex_kind::gpu;
+  /// The vertex's name (`GPU0`, `NIC1`, `socket0`).
   std::string name;
+  /// Its parent's position in `vertices()`.
   int parent = -1;
 };
 
 /// @brief One undirected link bundle: `count` links of `gbps` GB/s each, per direction.
 struct topo_link {
+  /// One end: a position in `vertices()`.
   int a = 0;
+  /// The other end.
   int b = 0;
+  /// NVLink, PCIe, or the inter-socket link (`smp`).
   link_kind kind = link_kind::pcie;
+  /// Links in the bundle.
   int count = 1;
+  /// Bandwidth of one link, GB/s per direction.
   double gbps = 0.0;
   /// The bundle's bandwidth per direction: count x per-link.
   [[nodiscard]] constexpr double bandwidth() const noexcept { return count * gbps; }
@@ -110,10 +121,12 @@ struct topo_link {
 class node_topology {
  public:
   node_topology() = default;
+  /// An empty topology named `name`: only the root vertex.
   explicit node_topology(std::string name) : name_(std::move(name)) {
     vertices_.push_back({vertex_kind::root, "system", -1});
   }
 
+  /// The node type's name.
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   /// The system root vertex (parent of the CPU sockets).
   [[nodiscard]] static constexpr int root() noexcept { return 0; }
@@ -162,8 +175,11 @@ class node_topology {
     add_link(gpu_vertex(i), gpu_vertex(j), link_kind::nvlink, count, gbps);
   }
 
+  /// Number of GPUs.
   [[nodiscard]] int gpu_count() const noexcept { return static_cast<int>(gpus_.size()); }
+  /// All vertices, the root first.
   [[nodiscard]] const std::vector<topo_vertex>& vertices() const noexcept { return vertices_; }
+  /// All link bundles.
   [[nodiscard]] const std::vector<topo_link>& links() const noexcept { return links_; }
   /// The vertex id of GPU `i`. @throws invalid_value_error for an unknown GPU index.
   [[nodiscard]] int gpu_vertex(int i) const {
@@ -253,6 +269,7 @@ class node_topology {
     }
     return k;
   }
+  /// The CPU socket (NUMA node) above GPU `i`, or -1 (see `numa_of_vertex`).
   [[nodiscard]] int numa_of_gpu(int i) const { return numa_of_vertex(gpu_vertex(i)); }
   /// The NIC closest to GPU `i` in the PCIe tree (deepest common ancestor), or -1 without NICs.
   /// Ties go to the NIC added first. Returns the NIC's ordinal among NIC vertices.

@@ -31,6 +31,7 @@ GPUSCHED_BEGIN_NAMESPACE
 /// A snapshot: O(nodes x L) to build; queries O(1) or O(L).
 class fabric_occupancy {
  public:
+  /// A snapshot of `c`'s free whole GPUs per domain of `f` (MIG nodes count 0). O(nodes x L).
   fabric_occupancy(const cluster& c, const fabric& f) : f_(&f) {
     const auto levels = static_cast<std::size_t>(f.level_count()) + 1;
     free_.resize(levels);
@@ -50,9 +51,11 @@ class fabric_occupancy {
       }
     }
   }
+  /// Free whole GPUs in domain `d` of level `l`. O(1).
   [[nodiscard]] int free_gpus(int l, std::uint32_t d) const noexcept {
     return free_[static_cast<std::size_t>(l)][d];
   }
+  /// Whole GPUs in domain `d` of level `l`. O(1).
   [[nodiscard]] int total_gpus(int l, std::uint32_t d) const noexcept {
     return total_[static_cast<std::size_t>(l)][d];
   }

@@ -67,6 +67,7 @@ enum class selection_status : std::uint8_t {
   not_enough_free,    ///< fewer than k free GPUs
 };
 
+/// A sentence on the status (`not enough free GPUs`).
 constexpr std::string_view to_string(selection_status s) noexcept {
   switch (s) {
     case selection_status::ok:
@@ -87,9 +88,13 @@ constexpr std::string_view to_string(selection_status s) noexcept {
 
 /// @brief The chosen GPUs (when `status == ok`) and their score.
 struct gpu_selection {
+  /// Why the selection failed, or `ok`.
   selection_status status = selection_status::ok;
+  /// The chosen GPUs, as a mask (when `ok()`).
   gpu_mask gpus = 0;
+  /// Their score: ring bottleneck, pairwise bandwidth, NUMA nodes spanned, bandwidth left free.
   gpu_set_score score;
+  /// True when GPUs were chosen.
   [[nodiscard]] bool ok() const noexcept { return status == selection_status::ok; }
 };
 
@@ -146,6 +151,13 @@ constexpr selection_status check_selection(int n, gpu_mask free, int k, gpu_mask
   return out;
 }
 
+/// @brief What `besteffort_select` chose.
+struct besteffort_result {
+  /// The chosen GPU indices, in set order; empty when go-gpuallocator chooses nothing.
+  std::vector<int> gpus;
+  /// The Go code would have returned padding, which was dropped.
+  bool padded = false;
+};
 /// @brief go-gpuallocator `besteffort` (commit-era semantics of hardware-facts 3.1), decision
 /// for decision. `available` and `required` are GPU indices in the caller's order (the order
 /// matters for ties, as in Go). Returns the chosen GPU indices in set order; empty when
@@ -154,10 +166,6 @@ constexpr selection_status check_selection(int n, gpu_mask free, int k, gpu_mask
 /// code can return (a known quirk) is dropped; `padded` tells whether it happened.
 /// @throws invalid_value_error for a GPU index the node does not have.
 /// Complexity: exponential (every partition of the padded list into groups of `size`).
-struct besteffort_result {
-  std::vector<int> gpus;
-  bool padded = false;
-};
 [[nodiscard]] inline besteffort_result besteffort_select(const node_distances& d,
                                                          std::span<const int> available,
                                                          std::span<const int> required, int size) {

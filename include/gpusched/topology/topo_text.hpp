@@ -50,11 +50,13 @@ inline constexpr int topo_max_numa = 4095;
 /// @brief A `parse_error` that also knows the 1-based column of the offending token.
 class topology_parse_error : public parse_error {
  public:
+  /// A malformed `field` at `line` and `column` (both 1-based) of `file`.
   topology_parse_error(std::string file, std::size_t line, std::size_t column, std::string field,
                        const std::string& problem)
       : parse_error(std::move(file), line, std::move(field),
                     "column " + std::to_string(column) + ": " + problem),
         column_(column) {}
+  /// The 1-based column of the offending token.
   [[nodiscard]] std::size_t column() const noexcept { return column_; }
 
  private:
@@ -63,6 +65,7 @@ class topology_parse_error : public parse_error {
 
 /// @brief What `parse_topo_matrix` read: the model plus the raw affinity columns.
 struct topo_matrix {
+  /// The GPUs, NICs and links read.
   node_topology topology;
   std::vector<std::string> nics;          ///< NIC column names, in order
   std::vector<std::string> cpu_affinity;  ///< per GPU ("" when the column is absent)
@@ -73,8 +76,11 @@ struct topo_matrix {
 struct topo_parse_options {
   std::string name = "nvidia-smi topo -m";  ///< the node type's name
   std::string file = "<text>";              ///< used in error messages
+  /// Bandwidth of one NVLink (`NV#` cells count links), GB/s per direction.
   double nvlink_gbps = link_bandwidth::nvlink2;
+  /// Bandwidth of a PCIe path, GB/s per direction.
   double pcie_gbps = link_bandwidth::pcie3_x16;
+  /// Bandwidth of the inter-socket link (`SYS` cells), GB/s per direction.
   double smp_gbps = link_bandwidth::upi;
 };
 

@@ -31,6 +31,8 @@ using gavel_rate_fn = std::function<std::optional<double>(std::string_view job_t
 /// invalid_value_error if `rate` is empty.
 class gavel_reader {
  public:
+  /// Reads Gavel's tab-separated rows from `in`, with steps per second from `rate` (`file` names
+  /// the input in errors).
   gavel_reader(std::istream& in, gavel_rate_fn rate, std::string file = "<gavel>")
       : r_(in, std::move(file), '\t'), rate_(std::move(rate)) {
     if (!rate_) {
@@ -71,6 +73,7 @@ class gavel_reader {
     }
     return false;
   }
+  /// Rows skipped so far because `rate` knows no rate for their job type and scale.
   [[nodiscard]] std::size_t skipped() const noexcept { return skipped_; }
 
  private:

@@ -48,17 +48,24 @@ inline constexpr std::int64_t openb_max_gpus = 16;
 /// @brief One node of an openb node list.
 struct openb_node {
   std::string name;  ///< `sn`
+  /// `cpu_milli`: CPU in millicores.
   std::int64_t cpu_milli = 0;
+  /// `memory_mib`: memory in MiB.
   std::int64_t memory_mib = 0;
+  /// `gpu`: number of GPUs.
   int gpus = 0;
   std::string model;  ///< GPU model name as in the trace (`T4`, `V100M16`, `G2`, ...)
 };
 
 /// @brief One pod of an openb pod list.
 struct openb_pod {
+  /// `name`: the pod's name.
   std::string name;
+  /// `cpu_milli`: CPU in millicores.
   std::int64_t cpu_milli = 0;
+  /// `memory_mib`: memory in MiB.
   std::int64_t memory_mib = 0;
+  /// `num_gpu`: GPUs asked for.
   int num_gpu = 0;
   int gpu_milli = 0;                  ///< per-GPU share; 1000 when `num_gpu > 1`
   std::vector<std::string> gpu_spec;  ///< allowed models (`a|b` in the file); empty: any

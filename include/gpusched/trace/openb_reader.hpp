@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Loader for Alibaba GPU trace v2023 ("openb") pod lists, for replay: columns `name,
-/// cpu_milli, memory_mib, num_gpu, gpu_milli, gpu_spec, qos, pod_phase, creation_time,
-/// deletion_time, scheduled_time` (times in seconds). Each pod becomes one single-task job that
-/// arrives at `creation_time` and runs for `deletion_time - creation_time`. `gpu_milli` below
-/// 1000 (only with `num_gpu == 1`) is a GPU share; `gpu_spec` lists allowed models joined by `|`
-/// (interned into `trace::gpu_specs`; resolve with `resolve_gpu_spec`); `qos` is the tenant.
+/// Loader for Alibaba GPU trace v2023 ("openb") pod lists, for replay: columns `name`,
+/// `cpu_milli`, `memory_mib`, `num_gpu`, `gpu_milli`, `gpu_spec`, `qos`, `pod_phase`,
+/// `creation_time`, `deletion_time`, `scheduled_time` (times in seconds). Each pod becomes one
+/// single-task job that arrives at `creation_time` and runs for `deletion_time - creation_time`.
+/// `gpu_milli` below 1000 (only with `num_gpu == 1`) is a GPU share; `gpu_spec` lists allowed
+/// models joined by `|` (interned into `trace::gpu_specs`; resolve with `resolve_gpu_spec`);
+/// `qos` is the tenant.
 /// The `multigpu*` variants have no time columns and are rejected (nothing to replay).
 #pragma once
 
@@ -27,6 +28,8 @@ GPUSCHED_BEGIN_NAMESPACE
 /// share above 1000, a share with several GPUs, deletion before creation).
 class openb_reader {
  public:
+  /// Reads the header from `in` (`file` names it in errors). @throws parse_error on a missing
+  /// column.
   explicit openb_reader(std::istream& in, std::string file = "<openb>")
       : r_(in, std::move(file), ',') {
     if (!r_.next()) r_.fail("header", "empty input: expected a header line");
@@ -34,6 +37,7 @@ class openb_reader {
                           "creation_time", "deletion_time"});
     specs_.intern("");
   }
+  /// Reads the next pod into `out`; false at end of input. O(line length).
   bool next(trace_job& out) {
     if (!r_.next()) return false;
     out = trace_job{};
@@ -66,7 +70,9 @@ class openb_reader {
     out.duration = seconds(deleted - created);
     return true;
   }
+  /// The tenant names (`qos`) seen so far, by tenant id.
   [[nodiscard]] const string_table& tenants() const noexcept { return tenants_; }
+  /// The `gpu_spec` strings seen so far, by index (0 is the empty spec: any model).
   [[nodiscard]] const string_table& gpu_specs() const noexcept { return specs_; }
 
  private:
@@ -89,6 +95,7 @@ class openb_reader {
   return t;
 }
 
+/// Loads the pod list in the file at `path`. @throws parse_error (also when it cannot be opened).
 [[nodiscard]] inline trace load_openb_file(const std::string& path) {
   std::ifstream in = open_input(path);
   return load_openb(in, path);

@@ -28,6 +28,8 @@ GPUSCHED_BEGIN_NAMESPACE
 /// value, or a `gpu_time` that is not `duration x num_gpus`.
 class philly_reader {
  public:
+  /// Reads the header from `in` (`file` names it in errors). @throws parse_error on a missing
+  /// column (`timestamp`, `duration`, `num_gpus`, `gpu_time`, `cluster`).
   explicit philly_reader(std::istream& in, std::string file = "<philly>")
       : r_(in, std::move(file), ',') {
     if (!r_.next()) r_.fail("header", "empty input: expected a header line");
@@ -55,7 +57,9 @@ class philly_reader {
     out.tenant = tenant_id{tenants_.intern(vc)};
     return true;
   }
+  /// The virtual-cluster names seen so far, by tenant id.
   [[nodiscard]] const string_table& tenants() const noexcept { return tenants_; }
+  /// The line last read (1-based).
   [[nodiscard]] std::size_t line() const noexcept { return r_.line(); }
 
  private:

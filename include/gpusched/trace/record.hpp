@@ -31,7 +31,9 @@ GPUSCHED_BEGIN_NAMESPACE
 /// @brief One job of a trace, normalised. Times are relative to the trace's epoch (see
 /// `trace::rebase`).
 struct trace_job {
+  /// The job's id in the trace (a file's own id, or the 1-based row).
   job_id id{};
+  /// When it arrived, after the trace's epoch.
   sim_time submit{};
   sim_duration duration{};  ///< service time at the requested size
   std::int32_t gpus = 0;    ///< whole GPUs of the job in all (0: CPU-only or a share)
@@ -39,6 +41,7 @@ struct trace_job {
   cpu_millis cpu{};         ///< CPU of the whole job (0: unknown; see `job_conversion`)
   memory_mib memory{};      ///< memory of the whole job (0: unknown)
   tenant_id tenant{0};      ///< index into `trace::tenants`
+  /// Its priority (0 where the trace has none).
   std::int32_t priority = 0;
   std::uint32_t gpu_spec = 0;  ///< index into `trace::gpu_specs`; 0: any model
 };
@@ -55,7 +58,9 @@ class string_table {
     index_.emplace(names_.back(), i);
     return i;
   }
+  /// The strings, by index.
   [[nodiscard]] const std::vector<std::string>& names() const noexcept { return names_; }
+  /// Number of strings.
   [[nodiscard]] std::size_t size() const noexcept { return names_.size(); }
 
  private:
@@ -114,6 +119,7 @@ struct job_conversion {
   memory_mib memory_per_gpu{0};    ///< used when the record has no memory figure
   checkpoint_info checkpoint{};    ///< copied into every job
   bool oracle_duration = true;     ///< set `expected_duration` (for SRSF-style oracles)
+  /// Copied into every job's `preemptible`.
   bool preemptible = true;
 };
 

@@ -22,9 +22,12 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief Parameters of the synthetic generator.
 struct synthetic_options {
+  /// Number of jobs to generate.
   std::size_t jobs = 1000;
   double jobs_per_hour = 60;  ///< Poisson arrival rate; 0: every job arrives at t = 0
+  /// Number of tenants, drawn uniformly per job (at least 1).
   std::uint32_t tenants = 1;
+  /// Seed of the generator's engine: the same seed gives the same jobs.
   std::uint64_t seed = 1;
 };
 
@@ -46,6 +49,7 @@ class synthetic_generator {
                                 "rate must be >= 0 and tenants > 0");
     }
   }
+  /// Makes the next job into `out`; false after `jobs` jobs. O(1).
   bool next(trace_job& out) {
     if (made_ >= o_.jobs) return false;
     out = trace_job{};

@@ -22,6 +22,8 @@ GPUSCHED_BEGIN_NAMESPACE
 /// @throws parse_error (file, line, field) on a missing column or a bad value.
 class tiresias_reader {
  public:
+  /// Reads the header from `in` (`file` names it in errors). @throws parse_error on a missing
+  /// column (`job_id`, `num_gpu`, `submit_time`, `duration`).
   explicit tiresias_reader(std::istream& in, std::string file = "<tiresias>")
       : r_(in, std::move(file), ',') {
     if (!r_.next()) r_.fail("header", "empty input: expected a header line");
@@ -30,6 +32,7 @@ class tiresias_reader {
     // this loader needs it.
     col_dur_ = r_.columns<1>({"duration"})[0];
   }
+  /// Reads the next record into `out`; false at end of input. O(line length).
   bool next(trace_job& out) {
     if (!r_.next()) return false;
     out = trace_job{};
@@ -40,6 +43,7 @@ class tiresias_reader {
     out.duration = sim_duration{detail::seconds_to_ms(r_.number(col_dur_, "duration", 0, 1e10))};
     return true;
   }
+  /// The line last read (1-based).
   [[nodiscard]] std::size_t line() const noexcept { return r_.line(); }
 
  private:
@@ -71,6 +75,7 @@ class tiresias_reader {
   return t;
 }
 
+/// Loads the Tiresias CSV at `path`. @throws parse_error (also when it cannot be opened).
 [[nodiscard]] inline trace load_tiresias_file(const std::string& path) {
   std::ifstream in = open_input(path);
   return load_tiresias(in, path);

@@ -51,14 +51,17 @@ class service_record {
     e.executed += executed;
     ++version_;
   }
+  /// GPU-seconds `j` has received in all its stints (0 for an unknown job).
   [[nodiscard]] double gpu_seconds(job_id j) const {
     const auto it = entries_.find(j);
     return it == entries_.end() ? 0.0 : it->second.gpu_seconds;
   }
+  /// Wall time `j` has run in all its stints (0 for an unknown job).
   [[nodiscard]] sim_duration executed(job_id j) const {
     const auto it = entries_.find(j);
     return it == entries_.end() ? sim_duration{0} : it->second.executed;
   }
+  /// Forgets `j` (a finished job); bumps `version()`.
   void erase(job_id j) {
     entries_.erase(j);
     ++version_;
@@ -93,6 +96,7 @@ class placement_memory {
     return it == nodes_.end() ? std::span<const node_index>{}
                               : std::span<const node_index>(it->second);
   }
+  /// Number of jobs with a remembered placement.
   [[nodiscard]] std::size_t size() const noexcept { return nodes_.size(); }
 
  private:
@@ -119,7 +123,9 @@ inline std::vector<double> checked_thresholds(std::vector<double> t) {
 /// last placements. A pipeline owns one (`pipeline::history()`); the simulator feeds it; policies
 /// read it through `schedule_context::history()`. A value: copy it to fork a run.
 struct job_history {
+  /// Attained service of each job (LAS, Themis, Tiresias, fair share by usage).
   service_record service;
+  /// Last placement of each job (placement affinity, locality metrics).
   placement_memory placement;
   /// Forgets `j` everywhere (a finished job). O(1) expected.
   void forget(job_id j) {

@@ -26,7 +26,9 @@ GPUSCHED_BEGIN_NAMESPACE
 /// Written with designated initializers, `{.name = "worker", .request = r, .count = 4}`, or,
 /// for an elastic group, with `task_group::elastic("worker", r, 2, 8)`.
 struct task_group {
+  /// The group's name (in decisions and errors); unique within its job.
   std::string name{};
+  /// What each task of the group needs from its node.
   task_request request{};
   std::int32_t count = 1;  ///< tasks wanted (the maximum for an elastic group)
   /// Fewest tasks the group can run with; absent means `count` (a rigid group).
@@ -60,14 +62,22 @@ struct checkpoint_info {
 /// Every field has a default; write it with designated initializers naming what matters,
 /// e.g. `{.id = job_id{1}, .name = "train", .tenant = tenant_id{1}, .groups = {...}}`.
 struct job_spec {
+  /// The caller's id of the job; unique within a queue and a ledger.
   job_id id{};
+  /// The job's name (in decisions and errors).
   std::string name{};
+  /// The tenant that pays for the job (quotas, fair share).
   tenant_id tenant{0};
   std::int32_t priority = 0;  ///< larger is more important
+  /// When the job was submitted (ordering by age, wait times).
   sim_time submit{};
+  /// The expected run time, when known (backfill reservations, SRTF, preemption cost).
   std::optional<sim_duration> expected_duration{};
+  /// Checkpoint state, for the cost of preempting the job.
   checkpoint_info checkpoint{};
+  /// May be preempted; false makes it no policy's victim.
   bool preemptible = true;
+  /// The task groups; the job runs when every group has its tasks (all or nothing).
   std::vector<task_group> groups{};
 
   /// Tasks at full size (sum of `count`).

@@ -32,8 +32,11 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief A job that holds resources.
 struct running_job {
+  /// The job as it was admitted (its groups, tenant, priority, checkpoint state).
   job_spec spec;
+  /// When it started holding resources (its current stint).
   sim_time start{};
+  /// The tasks it holds, one allocation each (a group's tasks in allocation order).
   std::vector<task_allocation> tasks;
 
   /// Tasks of group `g` that this job runs (its chosen size, for elastic groups).
@@ -42,7 +45,8 @@ struct running_job {
     for (const auto& t : tasks) n += t.group == g ? 1 : 0;
     return n;
   }
-  /// Whole-GPU equivalents held: sum of grant milli / 1000 plus MIG instances count as 0.
+  /// Milli-GPUs held: the sum of the grants' `milli` (1000 per whole GPU); MIG instances and
+  /// replicas count 0.
   [[nodiscard]] std::int64_t milli_gpus() const noexcept {
     std::int64_t m = 0;
     for (const auto& t : tasks) {
@@ -56,8 +60,11 @@ struct running_job {
 /// `to` tasks (in allocation order) and releases the rest. `to` must be at least the group's
 /// minimum and below the tasks the group runs.
 struct shrink_order {
+  /// The running job to shrink.
   job_id job{};
+  /// The index of the group to shrink in the job's `groups`.
   std::uint16_t group = 0;
+  /// Tasks the group keeps.
   std::int32_t to = 0;
   friend bool operator==(const shrink_order&, const shrink_order&) noexcept = default;
 };
@@ -65,7 +72,9 @@ struct shrink_order {
 /// @brief A task added to a running elastic job by `ledger::transaction::grow`: `task` (its
 /// `group` names the group) joins running job `job`.
 struct grown_task {
+  /// The running job the task joins.
   job_id job;
+  /// The task's allocation (its `group` names the group).
   task_allocation task;
   friend bool operator==(const grown_task&, const grown_task&) noexcept = default;
 };
@@ -76,15 +85,19 @@ class ledger {
   class transaction;
 
   ledger() = default;
+  /// A ledger over `c`, with no job running.
   explicit ledger(cluster c) : cluster_(std::move(c)) {}
 
+  /// The cluster and its free capacity (an open transaction's tentative changes included).
   [[nodiscard]] const cluster& state() const noexcept { return cluster_; }
   /// Running jobs in an unspecified but deterministic order.
   [[nodiscard]] std::span<const running_job> running() const noexcept { return running_; }
+  /// The running job `id`, or null. O(1) expected.
   [[nodiscard]] const running_job* find(job_id id) const noexcept {
     const auto it = index_.find(id);
     return it == index_.end() ? nullptr : &running_[it->second];
   }
+  /// True when job `id` holds resources. O(1) expected.
   [[nodiscard]] bool is_running(job_id id) const noexcept { return index_.contains(id); }
   /// @brief A generation counter: bumped by one by every committed mutation (`release`,
   /// `set_available`, `configure_sharing`, a transaction `commit` that placed, evicted,
@@ -386,6 +399,7 @@ class ledger::transaction {
  public:
   transaction(const transaction&) = delete;
   transaction& operator=(const transaction&) = delete;
+  /// Moves the transaction; `o` is left empty (no rollback on its destruction).
   transaction(transaction&& o) noexcept : l_(std::exchange(o.l_, nullptr)) {}
   transaction& operator=(transaction&&) = delete;
   ~transaction() {
@@ -394,6 +408,7 @@ class ledger::transaction {
 
   /// The cluster as changed so far.
   [[nodiscard]] const cluster& state() const noexcept { return l_->cluster_; }
+  /// The ledger the transaction changes.
   [[nodiscard]] const ledger& owner() const noexcept { return *l_; }
 
   /// Applies `a` if it fits (`cluster::can_apply`); returns false and changes nothing otherwise.
@@ -515,16 +530,24 @@ class ledger::transaction {
     l_->cluster_.apply(a, +1);
     return true;
   }
+  /// Tasks added to running elastic jobs so far (`grow`).
   [[nodiscard]] std::span<const grown_task> grown() const noexcept { return l_->tx_grown_; }
+  /// Shrink orders applied so far (`shrink`).
   [[nodiscard]] std::span<const shrink_order> shrunk() const noexcept { return l_->tx_shrunk_; }
+  /// Tasks placed so far for the job this transaction admits (`place`).
   [[nodiscard]] std::span<const task_allocation> placed() const noexcept { return l_->tx_placed_; }
+  /// Running jobs evicted so far (`evict`).
   [[nodiscard]] std::span<const job_id> evicted() const noexcept { return l_->tx_evicted_; }
 
   /// A point inside the transaction to roll back to (nested what-if searches).
   struct savepoint {
+    /// Tasks placed when the point was taken.
     std::size_t placed = 0;
+    /// Shrink orders applied when the point was taken.
     std::size_t shrunk = 0;
+    /// Jobs evicted when the point was taken.
     std::size_t evicted = 0;
+    /// Tasks grown when the point was taken.
     std::size_t grown = 0;
   };
   /// The current point. O(1).

@@ -50,9 +50,13 @@ class job_queue {
     jobs_.erase(it, jobs_.end());
     return n;
   }
+  /// True when a job of id `id` is queued. O(1) expected.
   [[nodiscard]] bool contains(job_id id) const noexcept { return ids_.contains(id); }
+  /// The queued jobs in arrival order (what `pipeline::schedule` takes).
   [[nodiscard]] std::span<const job_spec> jobs() const noexcept { return jobs_; }
+  /// Number of queued jobs.
   [[nodiscard]] std::size_t size() const noexcept { return jobs_.size(); }
+  /// True when no job is queued.
   [[nodiscard]] bool empty() const noexcept { return jobs_.empty(); }
 
  private:

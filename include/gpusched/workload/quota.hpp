@@ -59,13 +59,21 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief One quota dimension.
 struct quota_resource {
+  /// The kind of dimension: CPU (millicores), memory (MiB), milli-GPU of any model, or whole GPUs
+  /// of one model.
   enum class kind : std::uint8_t { cpu, memory, gpu_milli, gpus };
+  /// The dimension's kind.
   kind what = kind::cpu;
   gpu_model_id model{};  ///< for `gpus`
 
+  /// CPU, in millicores.
   static constexpr quota_resource cpu() noexcept { return {kind::cpu, {}}; }
+  /// Memory, in MiB.
   static constexpr quota_resource memory() noexcept { return {kind::memory, {}}; }
+  /// Milli-GPU of any model (whole GPUs 1000, MIG instances their slice fraction, replicas
+  /// 1000 / N).
   static constexpr quota_resource gpu_milli() noexcept { return {kind::gpu_milli, {}}; }
+  /// Whole GPUs of model `m`.
   static constexpr quota_resource gpus(gpu_model_id m) noexcept { return {kind::gpus, m}; }
   /// Index of the dimension in a quota vector.
   [[nodiscard]] constexpr std::size_t index() const noexcept {
@@ -126,8 +134,11 @@ inline quota_vector demand_lower_bound(const job_spec& j, std::size_t dims) {
 
 /// @brief Why a demand does not fit: the first dimension short, at which node.
 struct quota_shortfall {
+  /// The first dimension that is short.
   quota_resource resource;
+  /// What the demand needs of it.
   std::int64_t needed = 0;
+  /// What the binding node's quota leaves of it.
   std::int64_t available = 0;
   std::int32_t limiting_node = -1;  ///< the node whose quota or limit binds
 };
@@ -135,15 +146,26 @@ struct quota_shortfall {
 /// @brief The quota tree with its usage; see the file documentation.
 class quota_tree {
  public:
+  /// The limits one node sets on one dimension; absent means not set.
   struct limits {
+    /// Nominal quota, borrowing limit and lending limit, in the dimension's unit.
+    ///@{
     std::optional<std::int64_t> nominal, borrowing_limit, lending_limit;
+    ///@}
   };
+  /// One cohort or queue of the tree.
   struct node {
+    /// Its unique name.
     std::string name;
+    /// Its parent's position in `nodes()`, or -1 for a root.
     std::int32_t parent = -1;
+    /// True for a queue (a leaf serving one tenant), false for a cohort.
     bool queue = false;
+    /// The tenant a queue serves (unused for a cohort).
     tenant_id tenant;
+    /// Its limits, one per dimension (`quota_resource::index()`).
     std::vector<limits> per_dim;
+    /// Its children's positions.
     std::vector<std::int32_t> children;
   };
 
@@ -165,8 +187,11 @@ class quota_tree {
     return -1;
   }
 
+  /// Number of dimensions: 3 + the catalog's models.
   [[nodiscard]] std::size_t dims() const noexcept { return dims_; }
+  /// All nodes, in the order they were added to the builder.
   [[nodiscard]] std::span<const node> nodes() const noexcept { return nodes_; }
+  /// The node at position `n`. @pre `0 <= n < nodes().size()`.
   [[nodiscard]] const node& at(std::int32_t n) const noexcept {
     return nodes_[static_cast<std::size_t>(n)];
   }
@@ -175,10 +200,14 @@ class quota_tree {
     const auto it = queue_of_.find(t);
     return it == queue_of_.end() ? -1 : it->second;
   }
+  /// True when some node sets a nominal quota for dimension `d` (then it is limited).
   [[nodiscard]] bool governed(std::size_t d) const noexcept { return governed_[d]; }
+  /// What node `n`'s subtree uses of dimension `d`: its own usage for a queue, the children's
+  /// usage beyond their guaranteed quota for a cohort. O(1).
   [[nodiscard]] std::int64_t usage(std::int32_t n, std::size_t d) const noexcept {
     return usage_[idx(n, d)];
   }
+  /// Node `n`'s nominal quota of dimension `d` (0 when not set). O(1).
   [[nodiscard]] std::int64_t nominal(std::int32_t n, std::size_t d) const noexcept {
     return at(n).per_dim[d].nominal.value_or(0);
   }
@@ -296,6 +325,7 @@ class quota_tree {
   /// Clears usage. O(nodes x dims).
   void clear_usage() noexcept { std::fill(usage_.begin(), usage_.end(), 0); }
 
+  /// The resource of dimension `d` (inverse of `quota_resource::index()`).
   [[nodiscard]] quota_resource resource_of(std::size_t d) const noexcept {
     if (d < 3) return {static_cast<quota_resource::kind>(d), {}};
     return quota_resource::gpus(gpu_model_id{static_cast<gpu_model_id::rep>(d - 3)});
@@ -343,11 +373,14 @@ class quota_tree {
 /// @endcode
 class quota_tree::builder {
  public:
+  /// A builder for trees over the dimensions of `catalog`'s models.
   explicit builder(const gpu_catalog& catalog) : dims_(3 + catalog.size()) {}
 
+  /// Adds cohort `name` under cohort `parent` (empty: a root) and selects it.
   builder& cohort(std::string name, std::string parent = "") {
     return add(std::move(name), std::move(parent), false, tenant_id{});
   }
+  /// Adds queue `name` serving `tenant` under cohort `cohort` (empty: a root) and selects it.
   builder& queue(std::string name, tenant_id tenant, std::string cohort = "") {
     return add(std::move(name), std::move(cohort), true, tenant);
   }
@@ -362,14 +395,19 @@ class quota_tree::builder {
     throw invalid_value_error(error_id::unknown_name, "quota tree", "node", std::string(name),
                               "no such node");
   }
+  /// Sets the selected node's nominal quota of `r` to `v`. @throws invalid_value_error for a
+  /// model not in the catalog.
   builder& nominal(quota_resource r, std::int64_t v) { return set(r, v, &limits::nominal); }
+  /// Sets the selected node's borrowing limit of `r` to `v` (see `nominal`).
   builder& borrowing_limit(quota_resource r, std::int64_t v) {
     return set(r, v, &limits::borrowing_limit);
   }
+  /// Sets the selected node's lending limit of `r` to `v` (see `nominal`).
   builder& lending_limit(quota_resource r, std::int64_t v) {
     return set(r, v, &limits::lending_limit);
   }
 
+  /// Validates the nodes and builds the tree (see the file documentation for the errors).
   [[nodiscard]] quota_tree build() const {
     quota_tree t;
     t.dims_ = dims_;
@@ -510,6 +548,7 @@ struct tenant_quota {
   std::int64_t nominal = 0;  ///< nominal quota; usage above it is borrowed
   double weight = 1.0;       ///< share = borrowed / weight; weight 0 while borrowing: infinite
 
+  /// Milli-GPU used above the nominal quota after usage changes by `delta` (0 when within).
   [[nodiscard]] std::int64_t borrowed(std::int64_t delta = 0) const noexcept {
     return std::max<std::int64_t>(0, usage + delta - nominal);
   }

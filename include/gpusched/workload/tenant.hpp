@@ -24,8 +24,11 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief One tenant as given to `tenant_tree`: `parent` invalid means a top-level tenant.
 struct tenant_spec {
+  /// The tenant's id; unique in its tree, must be valid.
   tenant_id id{};
+  /// The tenant's name (in decisions and errors).
   std::string name{};
+  /// The parent tenant, or invalid for a top-level tenant.
   tenant_id parent = tenant_id::invalid();
   double weight = 1.0;        ///< share among its siblings; must be finite and > 0
   std::int32_t priority = 0;  ///< association priority (Slurm assoc factor); >= 0
@@ -34,15 +37,17 @@ struct tenant_spec {
 /// @brief A validated forest of tenants. Positions are dense (`0..size()-1`) in the order given;
 /// a virtual root (position `npos`) is the parent of every top-level tenant.
 ///
-/// Construction @throws invalid_value_error naming the tenant (`tenant <id> '<name>'`) and the
+/// Construction @throws invalid_value_error naming the tenant (`tenant ID 'NAME'`) and the
 /// field: invalid or duplicate id (`id`), weight zero, negative or not finite (`weight`),
 /// negative priority (`priority`), a parent that is not in the tree (`parent`, orphan), a
 /// tenant that is its own ancestor (`parent`, cycle). Complexity O(n).
 class tenant_tree {
  public:
+  /// The position of the virtual root (the parent of every top-level tenant).
   static constexpr std::uint32_t npos = 0xFFFFFFFFu;
 
   tenant_tree() = default;
+  /// Validates `tenants` (see the class) and builds the tree. O(n).
   explicit tenant_tree(std::vector<tenant_spec> tenants) : specs_(std::move(tenants)) {
     const auto where = [](const tenant_spec& t) {
       return "tenant " + (t.id.valid() ? std::to_string(t.id.value()) : std::string("<invalid>")) +
@@ -108,14 +113,18 @@ class tenant_tree {
     for (const auto d : depth_) max_depth_ = std::max(max_depth_, d + 1);
   }
 
+  /// Number of tenants.
   [[nodiscard]] std::size_t size() const noexcept { return specs_.size(); }
+  /// True when the tree has no tenant.
   [[nodiscard]] bool empty() const noexcept { return specs_.empty(); }
   /// The dense position of `id`, or nothing. O(1) expected.
   [[nodiscard]] std::optional<std::uint32_t> find(tenant_id id) const {
     const auto it = position_.find(id);
     return it == position_.end() ? std::nullopt : std::optional{it->second};
   }
+  /// True when `id` is a tenant of the tree. O(1) expected.
   [[nodiscard]] bool contains(tenant_id id) const { return position_.contains(id); }
+  /// The tenant at position `pos`. @pre `pos < size()`.
   [[nodiscard]] const tenant_spec& operator[](std::uint32_t pos) const noexcept {
     return specs_[pos];
   }
@@ -130,9 +139,11 @@ class tenant_tree {
     if (children_.empty()) return {};
     return children_[pos == npos ? specs_.size() : pos];
   }
+  /// True when `pos` has no children.
   [[nodiscard]] bool is_leaf(std::uint32_t pos) const noexcept { return children(pos).empty(); }
+  /// All tenants, in position order (the order given).
   [[nodiscard]] std::span<const tenant_spec> tenants() const noexcept { return specs_; }
-  /// The weight normalised among siblings: `w / sum(w of siblings incl. itself)` (Slurm's
+  /// The weight normalised among siblings: `w / sum(w of siblings, itself included)` (Slurm's
   /// normalised shares at one level). O(siblings).
   [[nodiscard]] double normalized_weight(std::uint32_t pos) const noexcept {
     double sum = 0;

@@ -104,7 +104,9 @@ enum class queueing : std::uint8_t {
 
 /// @brief Bounded exponential backoff for gangs that keep failing. Disabled when `base == 0`.
 struct backoff_config {
+  /// The unit of `base` and `cap`: scheduling cycles or milliseconds.
   enum class unit : std::uint8_t { cycles, milliseconds };
+  /// The unit of `base` and `cap`.
   unit in = unit::cycles;
   std::int64_t base = 0;   ///< first wait (0: backoff off)
   std::int64_t cap = 64;   ///< longest wait
@@ -114,7 +116,9 @@ struct backoff_config {
 
 /// @brief A backfill reservation: `job` may start at `start` (what-if placement succeeded).
 struct reservation {
+  /// The reserved gang.
   job_id job;
+  /// When it may start.
   sim_time start{};
   sim_time end{};  ///< start + expected duration (`sim_time::max()` when unknown)
 };
@@ -128,19 +132,25 @@ struct backfill_stats {
 /// @brief All-or-nothing gang admission; see the file documentation.
 class gang_admission {
  public:
+  /// Opts into the admission family.
   using policy_category = admission_tag;
+  /// The optional hooks it implements, called by the pipeline (`policy/hooks.hpp`).
   using hooks = hook_list<hook::begin_cycle, hook::approve, hook::on_committed,
                           hook::approve_growth>;
 
   gang_admission() = default;
+  /// Admission with queueing mode `m` and backoff `b`.
   explicit gang_admission(queueing m, backoff_config b = {}) : mode(m), backoff(b) {}
 
+  /// What the queue does behind a gang that does not fit (see the file documentation).
   queueing mode = queueing::best_effort;
+  /// Backoff for gangs that keep failing (off by default).
   backoff_config backoff{};
   std::int32_t max_reservations = 16;  ///< conservative backfill: reservations held at once
   std::int32_t horizon = 128;          ///< boundary intervals walked to find a reservation
   std::optional<sim_duration> default_duration;  ///< assumed for jobs without an estimate
 
+  /// The policy's name: `gang`, `gang-strict`, `gang-easy` or `gang-conservative`, by `mode`.
   [[nodiscard]] constexpr std::string_view name() const noexcept {
     switch (mode) {
       case queueing::best_effort:
@@ -177,6 +187,7 @@ class gang_admission {
     releases_valid_ = false;
   }
 
+  /// The verdict on `j` before placement (admit, defer or reject, with the reason).
   [[nodiscard]] admission_verdict admit(const schedule_context& ctx, const job_spec& j) const {
     if (auto r = unschedulable(ctx.state(), j)) return {verdict::reject, *r};
     if (backoff.base > 0) {
@@ -242,6 +253,7 @@ class gang_admission {
     return {verdict::admit, {}};
   }
 
+  /// Hook `on_committed`: called after an admitted job's commit, with its decision.
   void on_committed(const schedule_context& ctx, const decision& d) {
     failures_.erase(d.job);
     for (std::size_t i = 0; i < reserved_.size(); ++i) {
@@ -276,6 +288,7 @@ class gang_admission {
     }
   }
 
+  /// What the queue does after `j` could not be placed (skip to the next job, or block).
   [[nodiscard]] queue_action on_unplaced(const schedule_context& ctx, const job_spec& j,
                                          const reason& why, const admission_tools& tools) {
     const bool capacity = why.code == reason_code::no_fit || why.code == reason_code::insufficient;

@@ -117,27 +117,37 @@ template <class Inner = gang_admission>
   requires admission_policy<Inner>
 class quota_admission {
  public:
+  /// Opts into the admission family.
   using policy_category = admission_tag;
   /// Its own hooks; each also forwards to `Inner`'s hook of the same name when `Inner` declares it.
   using hooks = hook_list<hook::begin_cycle, hook::approve, hook::reclaim, hook::on_committed,
                           hook::on_admitted, hook::approve_growth, hook::on_grown>;
 
+  /// Gates `inner` with the quotas of `tree`.
   explicit quota_admission(quota_tree tree, Inner inner = {})
       : tree_(std::move(tree)), inner_(std::move(inner)) {}
 
+  /// The policy's name: `quota`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "quota"; }
+  /// The quota tree, with its current usage.
   [[nodiscard]] const quota_tree& quotas() const noexcept { return tree_; }
+  /// The admission policy behind the quota gate.
+  ///@{
   [[nodiscard]] const Inner& inner() const noexcept { return inner_; }
   [[nodiscard]] Inner& inner() noexcept { return inner_; }
+  ///@}
+  /// Which borrowers a gang within its nominal quota may reclaim from.
   [[nodiscard]] reclaim_within_cohort reclaim() const noexcept { return reclaim_; }
   /// Sets which borrowers a gang within its nominal quota may reclaim from (default `any`).
   void set_reclaim(reclaim_within_cohort r) noexcept { reclaim_ = r; }
 
+  /// Hook `begin_cycle`: called once per cycle, before the pending jobs are ordered.
   void begin_cycle(const schedule_context& ctx) {
     if constexpr (declares_hook<Inner, hook::begin_cycle>) inner_.begin_cycle(ctx);
     tree_.recompute(ctx.book());
   }
 
+  /// The verdict on `j` before placement (admit, defer or reject, with the reason).
   [[nodiscard]] admission_verdict admit(const schedule_context& ctx, const job_spec& j) {
     admission_verdict v = inner_.admit(ctx, j);
     if (v.kind != verdict::admit) return v;
@@ -206,6 +216,7 @@ class quota_admission {
     return reclaim_scope(cand_, borrowing_);
   }
 
+  /// Hook `on_committed`: called after an admitted job's commit, with its decision.
   void on_committed(const schedule_context& ctx, const decision& d) {
     if constexpr (declares_hook<Inner, hook::on_committed>) inner_.on_committed(ctx, d);
     if (!d.victims.empty() || !d.shrinks.empty()) {
@@ -248,10 +259,12 @@ class quota_admission {
     tree_.charge(r.spec.tenant, v);
   }
 
+  /// Hook `on_admitted`: called after an admitted job's commit.
   void on_admitted(const schedule_context& ctx, const job_spec& j) {
     if constexpr (declares_hook<Inner, hook::on_admitted>) inner_.on_admitted(ctx, j);
   }
 
+  /// What the queue does after `j` could not be placed (skip to the next job, or block).
   [[nodiscard]] queue_action on_unplaced(const schedule_context& ctx, const job_spec& j,
                                          const reason& why, const admission_tools& tools) {
     if constexpr (requires { inner_.on_unplaced(ctx, j, why, tools); }) {

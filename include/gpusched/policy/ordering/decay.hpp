@@ -45,7 +45,9 @@ class decayed_usage {
     }
   }
 
+  /// Number of resource dimensions tracked.
   [[nodiscard]] std::size_t dimensions() const noexcept { return dims_; }
+  /// The half-life, in seconds.
   [[nodiscard]] double half_life_seconds() const noexcept { return half_life_s_; }
   /// Mean lifetime `tau = h / ln 2` in seconds: the integral of the decay kernel.
   [[nodiscard]] double mean_lifetime_seconds() const noexcept {

@@ -223,10 +223,13 @@ struct drf_options {
 
 /// @brief Why a job was placed where it is in the last order: the state at its pick.
 struct drf_pick {
+  /// The job picked.
   job_id job;
+  /// Its tenant (the leaf of the tenant tree it was queued at).
   tenant_id tenant;
   double dominant_share = 0;  ///< the tenant's unweighted dominant share when picked
   double weighted_share = 0;  ///< dominant share / weight (the key that won)
+  /// The dimension of that dominant share (`resource_basis::name`), or -1 when the share is 0.
   int dominant_dimension = -1;
 };
 
@@ -236,19 +239,27 @@ struct drf_pick {
 /// pending jobs, T tenants, D dimensions; buffers are reused across calls.
 class drf_ordering {
  public:
+  /// Opts into the ordering family.
   using policy_category = ordering_tag;
+  /// The optional hooks it implements, called by the pipeline (`policy/hooks.hpp`).
   using hooks = hook_list<hook::incremental>;
 
   drf_ordering() = default;
+  /// Flat tenants (each job's tenant, weight 1) with options `o`.
   explicit drf_ordering(drf_options o) : opts_(std::move(o)) {}
+  /// The tenants and weights of `tenants` (flat or a tree) with options `o`.
   explicit drf_ordering(tenant_tree tenants, drf_options o = {})
       : tree_(std::move(tenants)), opts_(std::move(o)) {}
 
+  /// The policy's name: `drf`, `hdrf` for a tenant tree of several levels, `drf-decayed` with a
+  /// usage history.
   [[nodiscard]] std::string_view name() const noexcept {
     if (opts_.history) return "drf-decayed";
     return tree_.height() > 1 ? "hdrf" : "drf";
   }
+  /// The tenant tree (empty for flat tenants).
   [[nodiscard]] const tenant_tree& tenants() const noexcept { return tree_; }
+  /// The options it was made with.
   [[nodiscard]] const drf_options& options() const noexcept { return opts_; }
   /// The basis of the last `order` call.
   [[nodiscard]] const resource_basis& basis() const noexcept { return basis_; }

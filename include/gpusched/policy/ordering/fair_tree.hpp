@@ -138,12 +138,15 @@ GPUSCHED_BEGIN_NAMESPACE
 /// total changes, and cached otherwise; one object must not be shared across threads.
 class fair_tree_factor {
  public:
+  /// Reads decayed usage from `usage` and the tenants from `tenants`. @pre neither is null.
   fair_tree_factor(std::shared_ptr<const decayed_usage> usage,
                    std::shared_ptr<const tenant_tree> tenants)
       : usage_(std::move(usage)), tree_(std::move(tenants)) {
     GPUSCHED_EXPECTS(usage_ != nullptr && tree_ != nullptr);
   }
+  /// The factor's name: `fair-tree`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "fair-tree"; }
+  /// The factor for `j`'s tenant at `ctx.now()`: `rank / leaves`, in [0, 1].
   [[nodiscard]] double operator()(const schedule_context& ctx, const job_spec& j) const {
     refresh(ctx.now());
     const auto p = tree_->find(j.tenant);
@@ -175,13 +178,18 @@ class fair_tree_factor {
 /// id). A strict weak order. O(T log T + n log n) per `order`.
 class fair_tree_ordering {
  public:
+  /// Opts into the ordering family.
   using policy_category = ordering_tag;
+  /// Reads decayed usage from `usage` and the tenants from `tenants`. @pre neither is null.
   fair_tree_ordering(std::shared_ptr<const decayed_usage> usage,
                      std::shared_ptr<const tenant_tree> tenants)
       : factor_(std::move(usage), std::move(tenants)) {}
+  /// The policy's name: `fair-tree`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "fair-tree"; }
+  /// The factor it orders by.
   [[nodiscard]] const fair_tree_factor& factor() const noexcept { return factor_; }
 
+  /// Sorts `jobs` by this policy's rule (see the class), the first to be considered first.
   void order(const schedule_context& ctx, std::span<const job_spec*> jobs) {
     keyed_.clear();
     for (const job_spec* j : jobs) keyed_.emplace_back(factor_(ctx, *j), j);

@@ -15,13 +15,17 @@ GPUSCHED_BEGIN_NAMESPACE
 /// @brief Orders by (submit time, job id), both ascending. A strict total order on distinct ids.
 /// Complexity O(n log n).
 struct fifo_ordering {
+  /// Opts into the ordering family.
   using policy_category = ordering_tag;
+  /// The policy's name: `fifo`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "fifo"; }
+  /// True when `a` goes before `b`: the strict weak order `order` sorts by.
   [[nodiscard]] bool before(const schedule_context& /*ctx*/, const job_spec& a,
                             const job_spec& b) const noexcept {
     if (a.submit != b.submit) return a.submit < b.submit;
     return a.id < b.id;
   }
+  /// Sorts `jobs` by this policy's rule (see the class), the first to be considered first.
   void order(const schedule_context& ctx, std::span<const job_spec*> jobs) const {
     std::sort(jobs.begin(), jobs.end(),
               [&](const job_spec* a, const job_spec* b) { return before(ctx, *a, *b); });
@@ -31,13 +35,17 @@ struct fifo_ordering {
 
 /// @brief Orders by priority (higher first), then FIFO. Complexity O(n log n).
 struct priority_ordering {
+  /// Opts into the ordering family.
   using policy_category = ordering_tag;
+  /// The policy's name: `priority`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "priority"; }
+  /// True when `a` goes before `b`: the strict weak order `order` sorts by.
   [[nodiscard]] bool before(const schedule_context& ctx, const job_spec& a,
                             const job_spec& b) const noexcept {
     if (a.priority != b.priority) return a.priority > b.priority;
     return fifo_ordering{}.before(ctx, a, b);
   }
+  /// Sorts `jobs` by this policy's rule (see the class), the first to be considered first.
   void order(const schedule_context& ctx, std::span<const job_spec*> jobs) const {
     std::sort(jobs.begin(), jobs.end(),
               [&](const job_spec* a, const job_spec* b) { return before(ctx, *a, *b); });

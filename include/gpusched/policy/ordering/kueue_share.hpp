@@ -34,16 +34,23 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief A tenant's nominal quota in a cohort, and its fair-sharing weight.
 struct cohort_quota {
+  /// The tenant.
   tenant_id tenant;
   std::int64_t gpu_milli = 0;  ///< milli-GPU (1000 = one GPU), all models pooled
+  /// Its nominal CPU quota.
   cpu_millis cpu{};
+  /// Its nominal memory quota.
   memory_mib memory{};
   double weight = 1.0;  ///< `fairSharing.weight`; 0 allowed (never favoured when borrowing)
 };
 
 /// A usage (or demand) vector in cohort dimensions: GPU milli, CPU millicores, memory MiB.
 struct cohort_usage {
+  /// Milli-GPU, CPU millicores and memory MiB.
+  ///@{
   double gpu_milli = 0, cpu = 0, memory = 0;
+  ///@}
+  /// Adds `o` elementwise.
   cohort_usage& operator+=(const cohort_usage& o) noexcept {
     gpu_milli += o.gpu_milli;
     cpu += o.cpu;
@@ -56,6 +63,7 @@ struct cohort_usage {
 /// fixed ledger. Complexity: `order` O(R + n log n); `before` O(R) (recomputes usage).
 class kueue_share_ordering {
  public:
+  /// Opts into the ordering family.
   using policy_category = ordering_tag;
 
   /// @throws invalid_value_error naming the tenant and field: invalid or duplicate tenant,
@@ -89,7 +97,9 @@ class kueue_share_ordering {
       lendable_.memory += static_cast<double>(q.memory.value());
     }
   }
+  /// The policy's name: `kueue-drs`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "kueue-drs"; }
+  /// The cohort's lendable resources: the sum of its tenants' nominal quotas.
   [[nodiscard]] const cohort_usage& lendable() const noexcept { return lendable_; }
 
   /// The DRS of `t` at `usage` (x1000, divided by weight). A tenant without a quota borrows
@@ -145,10 +155,12 @@ class kueue_share_ordering {
     return share(j.tenant, u);
   }
 
+  /// True when `a` goes before `b`: the strict weak order `order` sorts by.
   [[nodiscard]] bool before(const schedule_context& ctx, const job_spec& a,
                             const job_spec& b) const {
     return less({share_after(ctx, a), &a}, {share_after(ctx, b), &b});
   }
+  /// Sorts `jobs` by this policy's rule (see the class), the first to be considered first.
   void order(const schedule_context& ctx, std::span<const job_spec*> jobs) {
     held_.clear();
     for (const auto& r : ctx.book().running()) {

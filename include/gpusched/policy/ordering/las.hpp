@@ -111,7 +111,9 @@ class gpu_time_prior {
     return gpu_time_prior(std::move(v));
   }
 
+  /// Number of samples.
   [[nodiscard]] std::size_t size() const noexcept { return sorted_.size(); }
+  /// The samples in GPU-seconds, ascending.
   [[nodiscard]] std::span<const double> samples() const noexcept { return sorted_; }
   /// The empirical quantile (nearest rank), `q` in [0, 1].
   [[nodiscard]] double quantile(double q) const noexcept {
@@ -176,6 +178,7 @@ enum class service_measure : std::uint8_t {
 /// A strict weak order (a total order on distinct job ids) for a fixed record.
 class las_ordering {
  public:
+  /// Opts into the ordering family.
   using policy_category = ordering_tag;
   /// Tiresias' default: two queues split at 3,600 GPU-seconds; attained service from the
   /// context's history (`schedule_context::history()`, fed by the simulator).
@@ -192,9 +195,11 @@ class las_ordering {
       : record_(std::move(record)),
         thresholds_(detail::checked_thresholds(std::move(thresholds))),
         measure_(m) {}
+  /// The policy's name: `las`, or `las-time` when service is measured in executed time.
   [[nodiscard]] std::string_view name() const noexcept {
     return measure_ == service_measure::gpu_time ? "las" : "las-time";
   }
+  /// The queue thresholds, in seconds (GPU-seconds for `las`), ascending.
   [[nodiscard]] std::span<const double> thresholds() const noexcept { return thresholds_; }
   /// The record read in `ctx`: the explicit one, else the context's history.
   [[nodiscard]] const service_record& record(const schedule_context& ctx) const noexcept {
@@ -214,6 +219,7 @@ class las_ordering {
     return static_cast<std::size_t>(std::upper_bound(thresholds_.begin(), thresholds_.end(), a) -
                                     thresholds_.begin());
   }
+  /// True when `a` goes before `b`: the strict weak order `order` sorts by.
   [[nodiscard]] bool before(const schedule_context& ctx, const job_spec& a,
                             const job_spec& b) const {
     const service_record& rec = record(ctx);
@@ -240,6 +246,7 @@ class las_ordering {
 /// then FIFO. A strict weak order for a fixed record and prior.
 class gittins_ordering {
  public:
+  /// Opts into the ordering family.
   using policy_category = ordering_tag;
   /// Attained service from the context's history. @throws invalid_value_error (field
   /// `thresholds`) as `las_ordering`.
@@ -255,6 +262,7 @@ class gittins_ordering {
         las_(std::move(record), std::move(thresholds), service_measure::gpu_time) {
     GPUSCHED_EXPECTS(prior_ != nullptr && prior_->size() > 0);
   }
+  /// The policy's name: `gittins`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "gittins"; }
   /// The index of `j` at its attained service in the explicit record, with the quantum up to
   /// the next threshold.
@@ -270,6 +278,7 @@ class gittins_ordering {
     const double delta = q < t.size() ? t[q] - a : std::numeric_limits<double>::infinity();
     return prior_->gittins_index(a, delta);
   }
+  /// True when `a` goes before `b`: the strict weak order `order` sorts by.
   [[nodiscard]] bool before(const schedule_context& ctx, const job_spec& a,
                             const job_spec& b) const {
     const service_record& rec = las_.record(ctx);
@@ -297,6 +306,7 @@ class gittins_ordering {
 /// duration go after all others; ties FIFO. A strict weak order for a fixed record.
 class srtf_ordering {
  public:
+  /// Opts into the ordering family.
   using policy_category = ordering_tag;
   /// Executed time from the context's history.
   srtf_ordering() = default;
@@ -305,6 +315,7 @@ class srtf_ordering {
   /// With an explicit record (null: the context's history).
   explicit srtf_ordering(std::shared_ptr<const service_record> record, bool by_gpus = false)
       : record_(std::move(record)), by_gpus_(by_gpus) {}
+  /// The policy's name: `srsf` (by GPUs) or `srtf`.
   [[nodiscard]] std::string_view name() const noexcept { return by_gpus_ ? "srsf" : "srtf"; }
   /// Remaining seconds (x GPUs for SRSF) by `rec`; infinity when the duration is unknown.
   [[nodiscard]] double remaining(const service_record& rec, const job_spec& j) const {
@@ -316,6 +327,7 @@ class srtf_ordering {
   [[nodiscard]] double remaining(const job_spec& j) const {
     return remaining(record_ ? *record_ : empty_job_history().service, j);
   }
+  /// True when `a` goes before `b`: the strict weak order `order` sorts by.
   [[nodiscard]] bool before(const schedule_context& ctx, const job_spec& a,
                             const job_spec& b) const {
     const service_record& rec = record(ctx);

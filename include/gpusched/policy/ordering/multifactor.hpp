@@ -55,8 +55,11 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// Age: waiting time over `max_age`, capped at 1 (Slurm `PriorityMaxAge`, default 7 days).
 struct age_factor {
+  /// The wait at which the factor reaches 1 (0 or less: always 1).
   sim_duration max_age = std::chrono::duration_cast<sim_duration>(std::chrono::hours{24 * 7});
+  /// The factor's name: `age`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "age"; }
+  /// The factor for `j` at `ctx.now()`, in [0, 1]. O(1).
   [[nodiscard]] double operator()(const schedule_context& ctx, const job_spec& j) const noexcept {
     if (max_age <= sim_duration{0}) return 1.0;
     const double waited = to_seconds(ctx.now() - j.submit);
@@ -67,8 +70,11 @@ struct age_factor {
 /// Job size: the job's GPUs (milli, full size) over the cluster's; `favor_small` inverts it
 /// (Slurm `PriorityFavorSmall`). 0 on a cluster without GPUs.
 struct job_size_factor {
+  /// Invert the factor, so that smaller jobs score higher.
   bool favor_small = false;
+  /// The factor's name: `job-size`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "job-size"; }
+  /// The factor for `j`, in [0, 1]. O(groups).
   [[nodiscard]] double operator()(const schedule_context& ctx, const job_spec& j) const noexcept {
     const double total = 1000.0 * static_cast<double>(ctx.state().total_gpus());
     if (total <= 0) return 0.0;
@@ -79,8 +85,11 @@ struct job_size_factor {
 
 /// QOS / partition: `job.priority / max_priority`, clamped to [0, 1].
 struct qos_factor {
+  /// The priority at which the factor reaches 1 (0 or less: always 0).
   std::int32_t max_priority = 1;
+  /// The factor's name: `qos`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "qos"; }
+  /// The factor for `j`, in [0, 1]. O(1).
   [[nodiscard]] double operator()(const schedule_context&, const job_spec& j) const noexcept {
     if (max_priority <= 0) return 0.0;
     return std::clamp(static_cast<double>(j.priority) / max_priority, 0.0, 1.0);
@@ -90,11 +99,14 @@ struct qos_factor {
 /// Association: the tenant's `priority` over the largest in the tree (0 if not in the tree).
 class tenant_priority_factor {
  public:
+  /// Reads the tenants' priorities from `t`. @pre `t` is not null. O(tenants).
   explicit tenant_priority_factor(std::shared_ptr<const tenant_tree> t) : tree_(std::move(t)) {
     GPUSCHED_EXPECTS(tree_ != nullptr);
     for (const auto& s : tree_->tenants()) max_ = std::max(max_, s.priority);
   }
+  /// The factor's name: `assoc`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "assoc"; }
+  /// The factor for `j`'s tenant, in [0, 1]. O(1) expected.
   [[nodiscard]] double operator()(const schedule_context&, const job_spec& j) const {
     const auto p = tree_->find(j.tenant);
     if (!p || max_ <= 0) return 0.0;
@@ -111,12 +123,15 @@ class tenant_priority_factor {
 /// (`tenant_tree::global_share`). A tenant outside the tree gets 0 (it has no shares).
 class fair_share_factor {
  public:
+  /// Reads usage from `usage` and shares from `tenants`. @pre neither is null.
   fair_share_factor(std::shared_ptr<const decayed_usage> usage,
                     std::shared_ptr<const tenant_tree> tenants)
       : usage_(std::move(usage)), tree_(std::move(tenants)) {
     GPUSCHED_EXPECTS(usage_ != nullptr && tree_ != nullptr);
   }
+  /// The factor's name: `fair-share`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "fair-share"; }
+  /// The factor for `j`'s tenant at `ctx.now()`, in (0, 1]. O(dimensions) plus the tree lookup.
   [[nodiscard]] double operator()(const schedule_context& ctx, const job_spec& j) const {
     const auto p = tree_->find(j.tenant);
     if (!p) return 0.0;
@@ -172,7 +187,9 @@ class decayed_fair_share_factor {
                                 "must be positive (Slurm PriorityDecayHalfLife)");
     }
   }
+  /// The factor's name: `fair-share`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "fair-share"; }
+  /// The options the factor was made with.
   [[nodiscard]] const decayed_fair_share_options& options() const noexcept { return opts_; }
 
   /// Accrues the running jobs' usage up to `ctx.now()` (see the class comment).
@@ -232,7 +249,9 @@ class decayed_fair_share_factor {
 /// A factor with its weight (Slurm `PriorityWeight<Factor>`).
 template <class F>
 struct weighted_factor {
+  /// The factor.
   F factor;
+  /// Its weight (Slurm `PriorityWeight<Factor>`).
   double weight = 1.0;
 };
 /// Pairs a factor with its weight.
@@ -261,6 +280,7 @@ concept admitting_factor = requires(F& f, const schedule_context& c, const job_s
 template <class... F>
 class multifactor_ordering {
  public:
+  /// Opts into the ordering family.
   using policy_category = ordering_tag;
   /// Incremental (`hook::incremental`) when a factor has a release or admission hook.
   using hooks = std::conditional_t<(... || (detail::releasing_factor<F> ||
@@ -271,6 +291,7 @@ class multifactor_ordering {
   explicit multifactor_ordering(weighted_factor<F>... f) : factors_(std::move(f)...) {
     std::apply([](const auto&... wf) { (check(wf), ...); }, factors_);
   }
+  /// The policy's name: `multifactor`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "multifactor"; }
 
   /// `sum_i w_i f_i(ctx, j)`, each factor clamped to [0, 1].
@@ -293,6 +314,7 @@ class multifactor_ordering {
         factors_);
     return out + " = " + fmt(priority(ctx, j));
   }
+  /// True when `a` goes before `b`: the strict weak order `order` sorts by.
   [[nodiscard]] bool before(const schedule_context& ctx, const job_spec& a,
                             const job_spec& b) const {
     const double pa = priority(ctx, a), pb = priority(ctx, b);

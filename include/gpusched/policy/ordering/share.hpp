@@ -134,7 +134,9 @@ class resource_basis {
 
   /// Number of dimensions.
   [[nodiscard]] std::size_t size() const noexcept { return names_.size(); }
+  /// The name of dimension `d`: `cpu`, `memory`, `gpu` (models pooled) or `gpu:` and a model name.
   [[nodiscard]] const std::string& name(std::size_t d) const noexcept { return names_[d]; }
+  /// The capacity of each dimension.
   [[nodiscard]] const share_vector& capacity() const noexcept { return capacity_; }
   /// `1 / capacity`, elementwise.
   [[nodiscard]] const share_vector& inverse_capacity() const noexcept { return inv_capacity_; }
@@ -146,7 +148,9 @@ class resource_basis {
   [[nodiscard]] int gpu_dimension(gpu_model_id m) const noexcept {
     return m.valid() && m.value() < model_dim_.size() ? model_dim_[m.value()] : -1;
   }
+  /// The CPU dimension (-1 if CPU is not a dimension here).
   [[nodiscard]] int cpu_dimension() const noexcept { return cpu_dim_; }
+  /// The memory dimension (-1 if memory is not a dimension here).
   [[nodiscard]] int memory_dimension() const noexcept { return mem_dim_; }
 
   /// `usage / capacity`, elementwise.

@@ -30,12 +30,14 @@ GPUSCHED_BEGIN_NAMESPACE
 /// Complexity O(R + n log n) for R running and n pending jobs.
 class finish_time_fairness_ordering {
  public:
+  /// Opts into the ordering family.
   using policy_category = ordering_tag;
   /// Executed time from the context's history (`schedule_context::history()`).
   finish_time_fairness_ordering() = default;
   /// With an explicit record (null: the context's history).
   explicit finish_time_fairness_ordering(std::shared_ptr<const service_record> record)
       : record_(std::move(record)) {}
+  /// The policy's name: `themis`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "themis"; }
 
   /// rho of `j` with `contenders` tenants sharing the cluster; -infinity when unknown.
@@ -54,6 +56,7 @@ class finish_time_fairness_ordering {
     return (waited + remaining) / isolated;
   }
 
+  /// Sorts `jobs` by this policy's rule (see the class), the first to be considered first.
   void order(const schedule_context& ctx, std::span<const job_spec*> jobs) {
     tenants_.clear();
     for (const auto& r : ctx.book().running()) tenants_.insert(r.spec.tenant);

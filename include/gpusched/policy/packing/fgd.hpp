@@ -64,6 +64,7 @@ struct fgd_pod_shape {
   [[nodiscard]] std::int64_t total_milli() const noexcept {
     return static_cast<std::int64_t>(milli) * gpus;
   }
+  /// True for a share of one GPU (below 1000 milli).
   [[nodiscard]] bool is_share() const noexcept { return gpus == 1 && milli < 1000; }
   /// The shape of a (non-MIG, non-replica) request; MIG and replica requests have none (the FGD
   /// policies pack them first-fit).
@@ -91,17 +92,24 @@ struct fgd_pod_shape {
 /// @brief A node as the FGD rules see it: free CPU and memory, its model, the free milli of
 /// each GPU (in device order), and the set of pod "affinities" it hosts (GpuClustering).
 struct fgd_node {
+  /// Free CPU, in millicores.
   std::int64_t cpu_left = 0;
+  /// Free memory, in MiB.
   std::int64_t memory_left = 0;
+  /// The node's GPU model.
   gpu_model_id model;
+  /// Number of GPUs.
   int gpus = 0;
+  /// Free milli of each GPU, in device order (the first `gpus` entries).
   std::array<std::int32_t, max_gpus_per_node> left{};
   std::uint8_t affinity = 0;  ///< bit set of `fgd_affinity_bit` values present
+  /// Free milli over all GPUs. O(GPUs).
   [[nodiscard]] std::int64_t total_left() const noexcept {
     std::int64_t t = 0;
     for (int i = 0; i < gpus; ++i) t += left[static_cast<std::size_t>(i)];
     return t;
   }
+  /// GPUs with all 1000 milli free. O(GPUs).
   [[nodiscard]] int fully_free() const noexcept {
     int n = 0;
     for (int i = 0; i < gpus; ++i) n += left[static_cast<std::size_t>(i)] == 1000 ? 1 : 0;
@@ -164,11 +172,16 @@ inline void fgd_apply(fgd_node& n, const fgd_pod_shape& p, std::int64_t memory,
 /// threshold share of pods, renormalise. O(pods log shapes).
 class target_workload {
  public:
+  /// One typical pod shape and its weight.
   struct entry {
+    /// A pod shape of the workload.
     fgd_pod_shape shape;
+    /// Its share of the pods (the weights sum to 1 when built from pods).
     double weight = 0;
   };
   target_workload() = default;
+  /// The typical shapes of `pods`: the most frequent ones covering `threshold_percent` of the pods
+  /// (see the class). O(pods log shapes).
   explicit target_workload(std::span<const fgd_pod_shape> pods, double threshold_percent = 95) {
     std::map<std::tuple<std::int64_t, std::int32_t, int, std::uint64_t>, double> count;
     for (const auto& p : pods) count[{p.cpu, p.milli, p.gpus, p.models.bits()}] += 1;
@@ -207,7 +220,9 @@ class target_workload {
     t.entries_ = std::move(e);
     return t;
   }
+  /// The shapes and their weights, most frequent first.
   [[nodiscard]] std::span<const entry> entries() const noexcept { return entries_; }
+  /// True when the workload has no shape.
   [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
 
  private:
@@ -296,8 +311,11 @@ inline fgd_node fgd_sub(const fgd_node& n, const fgd_pod_shape& p) noexcept {
 
 /// @brief The GPUs a placement takes on one node (device indices, in order).
 struct fgd_gpu_choice {
+  /// The chosen device indices (the first `count` entries).
   std::array<int, max_gpus_per_node> gpu{};
+  /// Number of GPUs chosen.
   int count = 0;
+  /// The chosen device indices.
   [[nodiscard]] std::span<const int> gpus() const noexcept {
     return {gpu.data(), static_cast<std::size_t>(count)};
   }
@@ -515,10 +533,14 @@ enum class fgd_policy_kind : std::uint8_t { random, dotprod, clustering, packing
 template <fgd_policy_kind K>
 class fgd_family_packing {
  public:
+  /// Opts into the packing family.
   using policy_category = packing_tag;
   fgd_family_packing() = default;
+  /// An FGD policy scoring against the target workload `m` (needed by `fgd`; the others ignore it).
   explicit fgd_family_packing(std::shared_ptr<const target_workload> m) : m_(std::move(m)) {}
 
+  /// The policy's name: `random`, `dotprod`, `gpu-clustering`, `gpu-packing`, `fgd-best-fit` or
+  /// `fgd`.
   [[nodiscard]] static constexpr std::string_view name() noexcept {
     switch (K) {
       case fgd_policy_kind::random:
@@ -536,8 +558,11 @@ class fgd_family_packing {
     }
     return "?";
   }
+  /// The target workload, or null.
   [[nodiscard]] const target_workload* workload() const noexcept { return m_.get(); }
 
+  /// The GPUs this policy picks for one task of `r` on node `n`, or `nullopt` when it does not
+  /// fit there.
   [[nodiscard]] std::optional<task_allocation> fit(const schedule_context& ctx, node_index n,
                                                    const task_request& r) const {
     const auto shape = fgd_pod_shape::of(r);
@@ -548,6 +573,7 @@ class fgd_family_packing {
     return make(ctx, n, r, choose(ctx, v, *shape));
   }
 
+  /// The node and GPUs this policy picks for one task of `r`, or `nullopt` when no node fits it.
   [[nodiscard]] std::optional<task_allocation> pack(const schedule_context& ctx,
                                                     const task_request& r) const {
     const auto shape = fgd_pod_shape::of(r);
@@ -623,11 +649,18 @@ class fgd_family_packing {
   std::shared_ptr<const target_workload> m_;
 };
 
+/// Random: a uniformly random feasible node, random GPU fit (the table in the file comment).
 using random_packing = fgd_family_packing<fgd_policy_kind::random>;
+/// DotProd: `100 x (1 - <node_free/max, pod/max> / 2)` on (CPU, GPU), best-fit GPUs.
 using dotprod_packing = fgd_family_packing<fgd_policy_kind::dotprod>;
+/// GpuClustering: bands by the node's pod affinities, fuller nodes higher; best-fit GPUs.
 using gpu_clustering_packing = fgd_family_packing<fgd_policy_kind::clustering>;
+/// GpuPacking: shared GPUs, then free GPUs of used nodes, then empty nodes; best-fit GPUs.
 using gpu_packing_packing = fgd_family_packing<fgd_policy_kind::packing>;
+/// BestFit: `100 x (1 - sum_i 0.5 (free_i - req_i) / max_i)`, best-fit GPUs.
 using fgd_best_fit_packing = fgd_family_packing<fgd_policy_kind::bestfit>;
+/// FGD: `100 x sigmoid(-dF / 1000)`, dF the fragmentation increase against the target
+/// workload; the GPUs of least dF.
 using fgd_packing = fgd_family_packing<fgd_policy_kind::fgd>;
 
 static_assert(packing_policy<random_packing>);

@@ -21,9 +21,13 @@ GPUSCHED_BEGIN_NAMESPACE
 /// @brief First-fit packing. Stateless; `pack` walks the cluster's indexes so a query costs
 /// O(log nodes) per candidate node rather than a scan (MIG requests scan the MIG nodes).
 struct first_fit_packing {
+  /// Opts into the packing family.
   using policy_category = packing_tag;
+  /// The policy's name: `first-fit`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "first-fit"; }
 
+  /// The GPUs this policy picks for one task of `r` on node `n`, or `nullopt` when it does not
+  /// fit there.
   [[nodiscard]] std::optional<task_allocation> fit(const schedule_context& ctx, node_index n,
                                                    const task_request& r) const noexcept {
     const cluster& c = ctx.state();
@@ -84,6 +88,7 @@ struct first_fit_packing {
     return std::nullopt;
   }
 
+  /// The node and GPUs this policy picks for one task of `r`, or `nullopt` when no node fits it.
   [[nodiscard]] std::optional<task_allocation> pack(const schedule_context& ctx,
                                                     const task_request& r) const noexcept {
     const cluster& c = ctx.state();

@@ -21,9 +21,12 @@ GPUSCHED_BEGIN_NAMESPACE
 /// @brief How good one MIG choice is: lower `loss` is better, then lower `free_after`
 /// (fuller GPU), then lower GPU position.
 struct mig_choice {
+  /// The MIG instance the choice grants.
   gpu_grant grant;
   int loss = 0;        ///< option value lost by this placement
   int free_after = 0;  ///< free memory slices left on the GPU
+  /// True when this choice is better than `o`: lower loss, then fewer free slices left, then the
+  /// lower GPU.
   [[nodiscard]] bool better_than(const mig_choice& o) const noexcept {
     if (loss != o.loss) return loss < o.loss;
     if (free_after != o.free_after) return free_after < o.free_after;
@@ -36,7 +39,9 @@ struct mig_choice {
 /// `fit` examines every MIG GPU of the node: O(GPUs x placements x profiles x placements).
 /// `pack` examines every MIG node: O(MIG GPUs x the same).
 struct mig_aware_packing {
+  /// Opts into the packing family.
   using policy_category = packing_tag;
+  /// The policy's name: `mig-aware`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "mig-aware"; }
 
   /// The best MIG choice on node `n` for demand `d`, ignoring CPU and memory.
@@ -64,6 +69,8 @@ struct mig_aware_packing {
     return best;
   }
 
+  /// The GPUs this policy picks for one task of `r` on node `n`, or `nullopt` when it does not
+  /// fit there.
   [[nodiscard]] std::optional<task_allocation> fit(const schedule_context& ctx, node_index n,
                                                    const task_request& r) const noexcept {
     if (r.gpu.kind != gpu_demand_kind::mig) return first_fit_packing{}.fit(ctx, n, r);
@@ -79,6 +86,7 @@ struct mig_aware_packing {
     return a;
   }
 
+  /// The node and GPUs this policy picks for one task of `r`, or `nullopt` when no node fits it.
   [[nodiscard]] std::optional<task_allocation> pack(const schedule_context& ctx,
                                                     const task_request& r) const noexcept {
     if (r.gpu.kind != gpu_demand_kind::mig) return first_fit_packing{}.pack(ctx, r);

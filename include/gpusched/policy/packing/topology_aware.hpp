@@ -34,14 +34,19 @@ GPUSCHED_BEGIN_NAMESPACE
 /// @brief Domain-preserving, NVLink-aware packing (see the file comment).
 class topology_packing {
  public:
+  /// Opts into the packing family.
   using policy_category = packing_tag;
 
+  /// Packs by the GPU topology of `model`. @pre `model` is not null.
   explicit topology_packing(std::shared_ptr<const topology_model> model)
       : model_(std::move(model)) {
     GPUSCHED_EXPECTS(model_ != nullptr);
   }
+  /// The policy's name: `topology`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "topology"; }
 
+  /// The GPUs this policy picks for one task of `r` on node `n`, or `nullopt` when it does not
+  /// fit there.
   [[nodiscard]] std::optional<task_allocation> fit(const schedule_context& ctx, node_index n,
                                                    const task_request& r) const {
     auto a = first_fit_packing{}.fit(ctx, n, r);
@@ -66,6 +71,7 @@ class topology_packing {
     return a;
   }
 
+  /// The node and GPUs this policy picks for one task of `r`, or `nullopt` when no node fits it.
   [[nodiscard]] std::optional<task_allocation> pack(const schedule_context& ctx,
                                                     const task_request& r) const {
     const cluster& c = ctx.state();

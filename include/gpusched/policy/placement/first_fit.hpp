@@ -18,9 +18,12 @@ GPUSCHED_BEGIN_NAMESPACE
 /// nothing: on the first task that does not fit it stops with `detail::diagnose_unplaced`'s reason
 /// and the pipeline rolls the transaction back. O(tasks x packing cost).
 struct first_fit_placement {
+  /// Opts into the placement family.
   using policy_category = placement_tag;
+  /// The policy's name: `first-fit`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "first-fit"; }
 
+  /// Places every task of `j` in `tx` (single tasks through `pk`), or says why it cannot.
   [[nodiscard]] placement_outcome place(const schedule_context& ctx, const job_spec& j,
                                         packing_ref pack, ledger::transaction& tx) const {
     for (std::size_t g = 0; g < j.groups.size(); ++g) {

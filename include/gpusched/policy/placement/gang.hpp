@@ -40,13 +40,16 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief All-or-nothing gang placement; see the file documentation.
 struct gang_placement {
+  /// Opts into the placement family.
   using policy_category = placement_tag;
   int max_exact_tasks = 8;                  ///< larger gangs use the heuristics only
   int max_exact_nodes = 16;                 ///< more candidate nodes: heuristics only
   std::uint64_t search_budget = 2'000'000;  ///< search nodes of one exact attempt
 
+  /// The policy's name: `gang`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "gang"; }
 
+  /// Places every task of `j` in `tx` (single tasks through `pk`), or says why it cannot.
   [[nodiscard]] placement_outcome place(const schedule_context& ctx, const job_spec& j,
                                         packing_ref pack, ledger::transaction& tx) const {
     std::vector<std::int32_t> sizes;

@@ -75,9 +75,12 @@ struct domain_constraint {
 
 /// @brief What the placement decided for the main group, and why.
 struct gang_plan {
+  /// True when the main group can be placed as planned.
   bool ok = false;
+  /// The index of the main group (the one with the most GPUs) in the job's `groups`.
   std::size_t main_group = 0;
   int tasks = 0;  ///< main tasks
+  /// GPUs each main task needs.
   int gpus_per_task = 0;
   int level = -1;                    ///< level of the chosen domain (0 node .. L+1 spread)
   std::uint32_t domain = 0;          ///< its id at that level
@@ -94,13 +97,17 @@ struct gang_plan {
 /// @brief Topology-aware gang placement (see the file comment).
 class topology_aware_placement {
  public:
+  /// Opts into the placement family.
   using policy_category = placement_tag;
 
+  /// Places by the domains of `model`, with `defaults` for jobs without their own constraint.
+  /// @pre `model` is not null.
   explicit topology_aware_placement(std::shared_ptr<const topology_model> model,
                                     domain_constraint defaults = {})
       : model_(std::move(model)), defaults_(defaults) {
     GPUSCHED_EXPECTS(model_ != nullptr);
   }
+  /// The policy's name: `topology`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "topology"; }
 
   /// Prefer, for a job that ran before, the domains closest to its last placement in the
@@ -112,14 +119,17 @@ class topology_aware_placement {
     prefer_previous_ = memory != nullptr;
     memory_ = std::move(memory);
   }
+  /// True when the placement prefers the domains of a job's previous placement.
   [[nodiscard]] bool prefers_previous() const noexcept { return prefer_previous_; }
 
   /// Sets the constraint of one job (as Kueue's pod-set annotations do).
   void set_constraint(job_id j, domain_constraint c) { per_job_[j] = c; }
+  /// The constraint of job `j`: its own (`set_constraint`), else the defaults.
   [[nodiscard]] const domain_constraint& constraint(job_id j) const noexcept {
     const auto it = per_job_.find(j);
     return it == per_job_.end() ? defaults_ : it->second;
   }
+  /// The topology the placement reads.
   [[nodiscard]] const topology_model& model() const noexcept { return *model_; }
 
   /// Plans the main group of `j` on the current state without changing anything.
@@ -201,6 +211,7 @@ class topology_aware_placement {
   }
 
  public:
+  /// Places every task of `j` in `tx` (single tasks through `pk`), or says why it cannot.
   [[nodiscard]] placement_outcome place(const schedule_context& ctx, const job_spec& j,
                                         packing_ref pack, ledger::transaction& tx) {
     if (j.whole_gpus() == gpu_count{0}) {

@@ -141,12 +141,14 @@ struct preemption_search_stats {
 
 /// @brief Options of `checkpoint_aware_preemption`; see the file documentation.
 struct checkpoint_aware_options {
+  /// How the lost work of each option is priced (`policy/preemption/cost.hpp`).
   preemption_cost_model cost{};
   sim_duration min_runtime{0};    ///< jobs younger than this are exempt
   sim_duration thrash_window{0};  ///< recently preempted jobs are a last resort
   bool allow_shrink = true;       ///< elastic jobs may shrink instead of being evicted
   bool reclaim = false;           ///< quota reclaim from borrowing tenants (needs `quotas`)
   fair_share_strategy fair_share = fair_share_strategy::none;  ///< needs `quotas`
+  /// Each tenant's quota position, for reclaim and the fair-share strategies (empty: none).
   quota_view quotas{};
   domain_function domain_of{};                                 ///< empty: `cluster::topology(node)`
   std::function<bool(const job_spec&)> needs_single_domain{};  ///< empty: never
@@ -246,7 +248,9 @@ struct ca_heap_node {
 /// reusable scratch; copying copies both.
 class checkpoint_aware_preemption {
  public:
+  /// Opts into the preemption family.
   using policy_category = preemption_tag;
+  /// The optional hooks it implements, called by the pipeline (`policy/hooks.hpp`).
   using hooks = hook_list<hook::on_preempted, hook::select_reclaim>;
 
   checkpoint_aware_preemption() = default;
@@ -267,8 +271,11 @@ class checkpoint_aware_preemption {
     }
   }
 
+  /// The policy's name: `checkpoint-aware`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "checkpoint-aware"; }
+  /// The options it was made with.
   [[nodiscard]] const checkpoint_aware_options& options() const noexcept { return opt_; }
+  /// How the last `select` searched (candidates, subsets, probes, whether it was exact).
   [[nodiscard]] const preemption_search_stats& last_stats() const noexcept { return stats_; }
   /// Replaces the quota view (`options().quotas`), e.g. with `quota_view_of(tree)` of a tree
   /// that lives in the same pipeline (`policy/preemption/quota_tree_view.hpp`).

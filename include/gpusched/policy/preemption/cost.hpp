@@ -79,6 +79,7 @@ enum class eviction_mode : std::uint8_t {
 
 /// @brief One option for preempting one job: what is done and what it costs.
 struct preemption_option {
+  /// What is done to the job (requeue, suspend, shrink, signal then wait).
   victim_action action = victim_action::requeue;
   double gpus = 0;              ///< GPU-equivalents released
   double lost_gpu_seconds = 0;  ///< the cost
@@ -91,6 +92,7 @@ struct preemption_cost_model {
   std::function<double(const job_spec&)> value_weight;
   /// Time a victim is given after a signal; > 0 enables checkpoint on signal.
   sim_duration grace_period{0};
+  /// What an eviction does: requeue (restart from the last checkpoint) or suspend.
   eviction_mode mode = eviction_mode::requeue;
   /// Pause of an elastic job's workers when it shrinks; empty: the job's `restore_cost`.
   std::optional<sim_duration> shrink_pause{};

@@ -112,11 +112,15 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief kube-scheduler DefaultPreemption victim selection; see the file documentation.
 struct kube_default_preemption {
+  /// Opts into the preemption family.
   using policy_category = preemption_tag;
   preemption_cost_model cost;  ///< annotates the plan only
 
+  /// The policy's name: `kube-default`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "kube-default"; }
 
+  /// The victims (and shrinks) that make room for `j`, verified with the probe; an empty plan
+  /// with its reason when no admissible set exists.
   [[nodiscard]] preemption_plan select(const schedule_context& ctx, const job_spec& j,
                                        fit_probe probe) const {
     std::vector<const running_job*> pot;

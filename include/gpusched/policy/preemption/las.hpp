@@ -135,7 +135,9 @@ class ranked_victims {
 /// @brief Attained-service-queue preemption (Tiresias); see the file documentation.
 class las_preemption {
  public:
+  /// Opts into the preemption family.
   using policy_category = preemption_tag;
+  /// The optional hooks it implements, called by the pipeline (`policy/hooks.hpp`).
   using hooks = hook_list<hook::begin_cycle>;
   /// Tiresias' default thresholds (3,600 GPU-seconds); attained service from the context.
   las_preemption() = default;
@@ -148,6 +150,7 @@ class las_preemption {
                           std::vector<double> thresholds = {3600.0})
       : record_(std::move(record)),
         thresholds_(detail::checked_thresholds(std::move(thresholds))) {}
+  /// The policy's name: `las`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "las"; }
 
   /// Attained GPU-seconds of a pending job by the explicit record (none: 0).
@@ -174,6 +177,8 @@ class las_preemption {
   /// (`detail::ranked_victims`); the plans are the same. O(1).
   void begin_cycle(const schedule_context& /*ctx*/) noexcept { victims_.begin_cycle(); }
 
+  /// The victims (and shrinks) that make room for `j`, verified with the probe; an empty plan
+  /// with its reason when no admissible set exists.
   [[nodiscard]] preemption_plan select(const schedule_context& ctx, const job_spec& j,
                                        fit_probe probe) {
     const service_record& rec = record_ ? *record_ : ctx.history().service;
@@ -205,15 +210,20 @@ static_assert(preemption_policy<las_preemption>);
 /// `las_preemption`, O(log R + log R x probe) while the ledger is unchanged.
 class srtf_preemption {
  public:
+  /// Opts into the preemption family.
   using policy_category = preemption_tag;
+  /// The optional hooks it implements, called by the pipeline (`policy/hooks.hpp`).
   using hooks = hook_list<hook::begin_cycle>;
   /// `by_gpus`: remaining service (time x GPUs, SRSF) instead of remaining time (SRTF).
   /// Executed time from the context's history.
+  ///@{
   srtf_preemption() = default;
   explicit srtf_preemption(bool by_gpus) : by_gpus_(by_gpus) {}
+  ///@}
   /// With an explicit record (null: the context's history).
   explicit srtf_preemption(std::shared_ptr<const service_record> record, bool by_gpus = false)
       : record_(std::move(record)), by_gpus_(by_gpus) {}
+  /// The policy's name: `srsf` (by GPUs) or `srtf`.
   [[nodiscard]] std::string_view name() const noexcept { return by_gpus_ ? "srsf" : "srtf"; }
 
   /// Remaining seconds (x GPUs for SRSF) of a pending job; infinity without an estimate.
@@ -227,6 +237,7 @@ class srtf_preemption {
   [[nodiscard]] double remaining(const service_record& rec, const job_spec& j) const {
     return scaled(j, left(j, rec.executed(j.id)));
   }
+  /// As above, by `rec`.
   [[nodiscard]] double remaining(const service_record& rec, const running_job& r,
                                  sim_time now) const {
     const sim_duration stint = now > r.start ? now - r.start : sim_duration{0};
@@ -236,6 +247,8 @@ class srtf_preemption {
   /// Starts a scheduling cycle (the pipeline calls it); as `las_preemption::begin_cycle`.
   void begin_cycle(const schedule_context& /*ctx*/) noexcept { victims_.begin_cycle(); }
 
+  /// The victims (and shrinks) that make room for `j`, verified with the probe; an empty plan
+  /// with its reason when no admissible set exists.
   [[nodiscard]] preemption_plan select(const schedule_context& ctx, const job_spec& j,
                                        fit_probe probe) {
     const service_record& rec = record_ ? *record_ : ctx.history().service;

@@ -22,8 +22,11 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief Never preempts.
 struct no_preemption {
+  /// Opts into the preemption family.
   using policy_category = preemption_tag;
+  /// The policy's name: `none`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "none"; }
+  /// Never evicts: an empty plan with reason `no_victims`.
   [[nodiscard]] preemption_plan select(const schedule_context& /*ctx*/, const job_spec& /*j*/,
                                        fit_probe /*probe*/) const {
     return {{}, reason::no_victims()};
@@ -44,10 +47,15 @@ struct no_preemption {
 /// scope, whatever their priority (Kueue `reclaimWithinCohort: Any`; the admission policy may
 /// narrow the scope), offered in the same order to `reclaim_victims`.
 struct priority_preemption {
+  /// Opts into the preemption family.
   using policy_category = preemption_tag;
+  /// The optional hooks it implements, called by the pipeline (`policy/hooks.hpp`).
   using hooks = hook_list<hook::select_reclaim>;
+  /// The policy's name: `priority`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "priority"; }
 
+  /// The victims (and shrinks) that make room for `j`, verified with the probe; an empty plan
+  /// with its reason when no admissible set exists.
   [[nodiscard]] preemption_plan select(const schedule_context& ctx, const job_spec& j,
                                        fit_probe probe) const {
     std::vector<const running_job*> cand;
