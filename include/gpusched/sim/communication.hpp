@@ -40,8 +40,8 @@
 
 #include <algorithm>  // std::min
 #include <array>
-#include <bit>        // std::popcount
-#include <cmath>      // std::llround
+#include <bit>    // std::popcount
+#include <cmath>  // std::llround
 #include <cstdint>
 #include <limits>
 #include <memory>  // std::shared_ptr
@@ -63,10 +63,10 @@ GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief One model of the default mix, with where its figures come from.
 struct comm_model_entry {
-  std::string_view model;
-  double compute_ms;   ///< 1000 / (Gavel's measured V100 steps/s at one GPU)
-  double gradient_mb;  ///< parameters x 4 bytes (fp32 gradients), 10^6 bytes
-  std::string_view source;
+  std::string_view model;   ///< the model's name as Gavel gives it
+  double compute_ms;        ///< 1000 / (Gavel's measured V100 steps/s at one GPU)
+  double gradient_mb;       ///< parameters x 4 bytes (fp32 gradients), 10^6 bytes
+  std::string_view source;  ///< where the figures come from
 };
 
 /// The default mix for jobs without figures: the four distributed-capable models of Gavel's
@@ -122,6 +122,7 @@ inline constexpr std::array<comm_model_entry, 4> default_comm_mix{{
 
 /// @brief The communication model's settings (see the file comment). Off by default.
 struct comm_config {
+  /// Whether placement changes job speed at all (off: every job runs at its elastic rate).
   bool enabled = false;
   /// Node types (for `node_spec::topology` handles) and the fabric; none: no node has a type
   /// and there is no switch level (every multi-node job crosses only its nodes' NICs).
@@ -142,8 +143,8 @@ struct comm_config {
   void validate() const {
     const auto check = [](double v, const char* field) {
       if (!(v > 0) || v > 1e12) {
-        throw invalid_value_error(error_id::invalid_value, "comm_config", field,
-                                  std::to_string(v), "must be a positive bandwidth (GB/s)");
+        throw invalid_value_error(error_id::invalid_value, "comm_config", field, std::to_string(v),
+                                  "must be a positive bandwidth (GB/s)");
       }
     };
     check(intra_node_gbps, "intra_node_gbps");
@@ -155,7 +156,7 @@ struct comm_config {
 /// @brief Where a placement's ring runs: its ranks, its intra-node bottleneck and the network
 /// links it crosses (ids of `comm_network`).
 struct comm_path {
-  int ranks = 0;
+  int ranks = 0;  ///< workers in the ring (GPUs of the placement)
   double intra_gbps = std::numeric_limits<double>::infinity();  ///< inf: no intra-node hop
   std::vector<std::uint32_t> links{};                           ///< NICs and uplinks crossed
 };
@@ -194,7 +195,9 @@ class comm_network {
     levels_ = levels;
   }
 
+  /// The settings the network was built with.
   [[nodiscard]] const comm_config& config() const noexcept { return cfg_; }
+  /// The number of links (NICs and fabric uplinks). O(1).
   [[nodiscard]] std::size_t link_count() const noexcept { return cap_.size(); }
   /// Capacity of link `i`, GB/s per direction.
   [[nodiscard]] double capacity(std::uint32_t i) const noexcept { return cap_[i]; }
@@ -223,10 +226,9 @@ class comm_network {
       const int k = std::popcount(m);
       p.ranks += k;
       if (k < 2) continue;
-      const node_distances* d =
-          cfg_.topology ? cfg_.topology->node_type(c.topology(n)) : nullptr;
-      const double bw = d != nullptr ? static_cast<double>(d->ring_mbps(m)) / 1000.0
-                                     : cfg_.intra_node_gbps;
+      const node_distances* d = cfg_.topology ? cfg_.topology->node_type(c.topology(n)) : nullptr;
+      const double bw =
+          d != nullptr ? static_cast<double>(d->ring_mbps(m)) / 1000.0 : cfg_.intra_node_gbps;
       // a typed node whose tables give no ring (bandwidth 0) falls back to the default
       p.intra_gbps = std::min(p.intra_gbps, bw > 0 ? bw : cfg_.intra_node_gbps);
     }
@@ -311,7 +313,7 @@ class comm_network {
   comm_config cfg_{};
   std::size_t nodes_ = 0;
   int levels_ = 0;
-  std::vector<double> cap_;                 // per link, GB/s
+  std::vector<double> cap_;                // per link, GB/s
   std::vector<std::uint32_t> level_base_;  // first link id of each level's uplinks
 };
 

@@ -28,7 +28,9 @@ enum class cycle_trigger : std::uint8_t {
 
 /// @brief Simulator settings.
 struct sim_config {
+  /// When cycles run: after every event time, or at a fixed interval.
   cycle_trigger trigger = cycle_trigger::on_event;
+  /// The interval between cycles with `cycle_trigger::interval`.
   sim_duration cycle_interval = seconds(60);
   /// Run `check_invariants` after every event time (O(cluster) each; throws
   /// `std::logic_error` with the report on a violation). Defaults to on in debug builds.
@@ -40,6 +42,7 @@ struct sim_config {
   /// Mean time between failures of one node (0: no failures). Failures hit a uniformly drawn
   /// node; the cluster-wide failure rate is `nodes / node_mtbf`.
   sim_duration node_mtbf{0};
+  /// Time until a failed node is back in service.
   sim_duration repair_time = seconds(3600);
   /// Mean time between failures of one GPU (0: no GPU failures). Failures hit a uniformly
   /// drawn GPU (a GPU on a node out of service, or already failed, is not hit again); the
@@ -67,6 +70,8 @@ struct sim_config {
   /// more, sampling stops there and `sim_totals::samples_capped` is set. Bounds the memory of a
   /// trace with a far-future job (a job dated years after the others).
   std::size_t max_samples = 1'000'000;
+  /// Seed of the simulator's engine (the pipeline's and the failures' draws): the same seed
+  /// gives the same run.
   std::uint64_t seed = 1;
   /// Simulated time, counted from the first event, at which the run stops (0: none). Jobs
   /// still pending or running then are `unfinished`; allocation, down time and samples are

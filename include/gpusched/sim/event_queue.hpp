@@ -26,35 +26,35 @@ GPUSCHED_BEGIN_NAMESPACE
 namespace sim_events {
 /// A running job's completion. Stale (ignored) when the job's epoch has moved on.
 struct completion {
-  std::uint32_t job = 0;  ///< state index (arrival order)
-  std::uint32_t epoch = 0;
+  std::uint32_t job = 0;    ///< state index (arrival order)
+  std::uint32_t epoch = 0;  ///< the job's epoch when the event was scheduled
 };
 /// A running job finishes writing a periodic checkpoint. Stale like `completion`.
 struct checkpoint {
-  std::uint32_t job = 0;
-  std::uint32_t epoch = 0;
+  std::uint32_t job = 0;    ///< state index (arrival order)
+  std::uint32_t epoch = 0;  ///< the job's epoch when the event was scheduled
 };
 /// Node `node` (a node position) fails.
 struct node_failure {
-  std::uint32_t node = 0;
-  bool injected = false;  ///< given by `inject_node_failure` (draws no next random failure)
+  std::uint32_t node = 0;  ///< node position
+  bool injected = false;   ///< given by `inject_node_failure` (draws no next random failure)
 };
 /// GPU `gpu` (a GPU index) fails.
 struct gpu_failure {
-  std::uint32_t gpu = 0;
-  bool injected = false;
+  std::uint32_t gpu = 0;  ///< GPU index
+  bool injected = false;  ///< given by `inject_gpu_failure` (draws no next random failure)
 };
 /// Node `node` is back in service.
 struct node_repair {
-  std::uint32_t node = 0;
+  std::uint32_t node = 0;  ///< node position
 };
 /// GPU `gpu` is back in service.
 struct gpu_repair {
-  std::uint32_t gpu = 0;
+  std::uint32_t gpu = 0;  ///< GPU index
 };
 /// Job `job` (state index) is submitted.
 struct arrival {
-  std::uint32_t job = 0;
+  std::uint32_t job = 0;  ///< state index (arrival order)
 };
 /// A periodic scheduling tick (`cycle_trigger::interval`).
 struct tick {};
@@ -68,19 +68,19 @@ using sim_event_payload =
 
 /// @brief One scheduled event.
 struct sim_event {
-  sim_time t{};
-  std::uint64_t seq = 0;
-  sim_event_payload what{};
+  sim_time t{};              ///< when it happens
+  std::uint64_t seq = 0;     ///< push order: breaks ties between events of one kind at one time
+  sim_event_payload what{};  ///< what happens
 };
 
 /// @brief A priority queue of events, earliest first (see the file comment for ties).
 class event_queue {
  public:
   /// Adds an event at `t`. O(log size).
-  void push(sim_time t, sim_event_payload what) {
-    q_.push(sim_event{t, seq_++, what});
-  }
+  void push(sim_time t, sim_event_payload what) { q_.push(sim_event{t, seq_++, what}); }
+  /// Whether no event is left. O(1).
   [[nodiscard]] bool empty() const noexcept { return q_.empty(); }
+  /// The number of events queued. O(1).
   [[nodiscard]] std::size_t size() const noexcept { return q_.size(); }
   /// The earliest event. @pre `!empty()`.
   [[nodiscard]] const sim_event& top() const { return q_.top(); }

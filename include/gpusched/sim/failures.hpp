@@ -29,8 +29,8 @@ class failure_process {
 
   /// One failure: when, and which unit.
   struct draw {
-    sim_time t{};
-    std::uint32_t unit = 0;
+    sim_time t{};            ///< when the unit fails
+    std::uint32_t unit = 0;  ///< which unit (a node position or GPU index)
   };
 
   /// Whether the process draws failures at all (a positive `mtbf` and some units).

@@ -52,8 +52,8 @@ __extension__ using int128 = __int128;
 
 /// @brief A progress rate: `num / den` ms of full-size work per wall ms (0 < num <= den).
 struct progress_rate {
-  std::int64_t num = 1;
-  std::int64_t den = 1;
+  std::int64_t num = 1;  ///< numerator
+  std::int64_t den = 1;  ///< denominator (positive)
   friend constexpr bool operator==(progress_rate, progress_rate) noexcept = default;
 };
 
@@ -68,17 +68,17 @@ struct progress_rate {
 /// The next progress event of a running job: a checkpoint (its progress done, then the write)
 /// or its completion.
 struct progress_event {
-  sim_time t{};
-  bool completion = false;
+  sim_time t{};             ///< when it falls
+  bool completion = false;  ///< the job completes (otherwise a checkpoint is written)
 };
 
 /// @brief Where a running job's progress stands (see the file comment).
 struct progress_state {
-  progress_rate rate{};
-  std::int64_t saved = 0;  ///< progress safe in a checkpoint
-  std::int64_t p0 = 0;     ///< progress at `compute_start`
-  std::int64_t limit = 0;  ///< progress at which the next event falls
-  sim_time compute_start{};
+  progress_rate rate{};      ///< current rate (elastic share, communication)
+  std::int64_t saved = 0;    ///< progress safe in a checkpoint
+  std::int64_t p0 = 0;       ///< progress at `compute_start`
+  std::int64_t limit = 0;    ///< progress at which the next event falls
+  sim_time compute_start{};  ///< when computing (re)started after a pause
 
   /// Progress at `now`: `p0` before `compute_start`, then `p0 + (now - compute_start) x rate`,
   /// never past `limit`. O(1).
