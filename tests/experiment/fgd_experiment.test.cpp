@@ -8,6 +8,9 @@
 
 #include "fgd_experiment.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace experiment_fgd_experiment_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -220,3 +223,5 @@ TEST_SUITE("experiment/fgd") {
     CHECK_THROWS_AS(gs::fgd_experiment({{"n0", 1000, 1000, 0, ""}}, {}), gs::invalid_value_error);
   }
 }
+
+}  // namespace experiment_fgd_experiment_test

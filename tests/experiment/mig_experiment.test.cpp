@@ -6,6 +6,9 @@
 
 #include "mig_experiment.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace experiment_mig_experiment_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -219,3 +222,5 @@ TEST_SUITE("experiment/mig") {
     CHECK(fr.alloc.back() <= 100.0);
   }
 }
+
+}  // namespace experiment_mig_experiment_test

@@ -5,6 +5,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace check_invariants_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -68,3 +71,5 @@ TEST_SUITE("check/invariants") {
           std::string::npos);
   }
 }
+
+}  // namespace check_invariants_test

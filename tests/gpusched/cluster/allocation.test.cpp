@@ -6,6 +6,9 @@
 
 #include <gpusched/cluster/allocation.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace cluster_allocation_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -51,3 +54,5 @@ TEST_SUITE("cluster/allocation") {
     CHECK(a.gpus.size() == 16);
   }
 }
+
+}  // namespace cluster_allocation_test

@@ -7,6 +7,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace cluster_availability_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -104,3 +107,5 @@ TEST_SUITE("cluster/availability") {
     CHECK_MESSAGE(rep.ok(), rep.to_string());
   }
 }
+
+}  // namespace cluster_availability_test

@@ -11,6 +11,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace cluster_cluster_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -185,3 +188,5 @@ TEST_SUITE("detail/max_tree") {
     CHECK(t.find_first(2, 1) == gs::detail::max_tree::npos);
   }
 }
+
+}  // namespace cluster_cluster_test

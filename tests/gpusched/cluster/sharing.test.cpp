@@ -17,6 +17,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace cluster_sharing_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -408,3 +411,5 @@ TEST_SUITE("cluster/sharing") {
     CHECK(refused_reconfigs > 10);
   }
 }
+
+}  // namespace cluster_sharing_test

@@ -8,6 +8,9 @@
 
 #include <gpusched/cluster/cluster.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace cluster_totals_test {
+
 namespace gs = gpusched;
 
 TEST_SUITE("cluster/totals") {
@@ -33,3 +36,5 @@ TEST_SUITE("cluster/totals") {
     CHECK(one.total_free_cpu() == gs::cpu_millis{big});
   }
 }
+
+}  // namespace cluster_totals_test

@@ -11,6 +11,9 @@
 #include <gpusched/core/random.hpp>
 #include <gpusched/core/time.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace core_core_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -107,3 +110,5 @@ TEST_SUITE("core/random") {
     CHECK(gs::seed_from_env(5, "GPUSCHED_TEST_UNSET_VARIABLE") == 5);
   }
 }
+
+}  // namespace core_core_test

@@ -7,6 +7,9 @@
 
 #include <gpusched/core/error.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace core_error_test {
+
 namespace gs = gpusched;
 
 TEST_SUITE("core/error") {
@@ -45,3 +48,5 @@ TEST_SUITE("core/error") {
     CHECK(gs::to_string(gs::error_id::unknown_id) == "unknown_id");
   }
 }
+
+}  // namespace core_error_test

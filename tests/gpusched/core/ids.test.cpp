@@ -7,6 +7,9 @@
 
 #include <gpusched/core/ids.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace core_ids_test {
+
 namespace gs = gpusched;
 
 TEST_SUITE("core/ids") {
@@ -34,3 +37,5 @@ TEST_SUITE("core/ids") {
     CHECK(gs::job_id{1}.value() == gs::node_id{1}.value());
   }
 }
+
+}  // namespace core_ids_test

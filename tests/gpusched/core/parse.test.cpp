@@ -8,6 +8,9 @@
 
 #include <gpusched/core/parse.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace core_parse_test {
+
 namespace gs = gpusched;
 
 TEST_SUITE("core/parse") {
@@ -87,3 +90,5 @@ TEST_SUITE("core/parse") {
     CHECK(gs::to_millis(std::numeric_limits<double>::quiet_NaN()) == std::nullopt);
   }
 }
+
+}  // namespace core_parse_test

@@ -8,6 +8,9 @@
 
 #include <gpusched/core/quantity.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace core_quantity_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -46,3 +49,5 @@ TEST_SUITE("core/quantity") {
     CHECK(gs::cpu_millis{5}.value() == 5);
   }
 }
+
+}  // namespace core_quantity_test

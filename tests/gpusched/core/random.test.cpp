@@ -7,6 +7,9 @@
 
 #include <gpusched/core/random.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace core_random_test {
+
 namespace gs = gpusched;
 
 TEST_SUITE("core/random") {
@@ -36,3 +39,5 @@ TEST_SUITE("core/random") {
     CHECK(gs::seed_from_env(9, "GPUSCHED_TEST_SEED_A") == 9u);
   }
 }
+
+}  // namespace core_random_test

@@ -7,6 +7,9 @@
 
 #include <gpusched/core/time.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace core_time_test {
+
 namespace gs = gpusched;
 
 TEST_SUITE("core/time") {
@@ -30,3 +33,5 @@ TEST_SUITE("core/time") {
     CHECK(gs::sim_time{}.time_since_epoch().count() == 0);
   }
 }
+
+}  // namespace core_time_test

@@ -4,6 +4,9 @@
 
 #include <gpusched/detail/function_ref.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace detail_function_ref_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -27,3 +30,5 @@ TEST_SUITE("detail/function_ref") {
     CHECK(f(21) == 42L);
   }
 }
+
+}  // namespace detail_function_ref_test

@@ -6,6 +6,9 @@
 
 #include <gpusched/detail/inline_vector.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace detail_inline_vector_test {
+
 namespace gs = gpusched;
 
 TEST_SUITE("detail/inline_vector") {
@@ -36,3 +39,5 @@ TEST_SUITE("detail/inline_vector") {
     CHECK_FALSE(a == b);
   }
 }
+
+}  // namespace detail_inline_vector_test

@@ -8,6 +8,9 @@
 #include <gpusched/core/random.hpp>
 #include <gpusched/detail/max_tree.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace detail_max_tree_test {
+
 namespace gs = gpusched;
 
 TEST_SUITE("detail/max_tree") {
@@ -48,3 +51,5 @@ TEST_SUITE("detail/max_tree") {
     CHECK(t.find_first(0, 0) == gs::detail::max_tree::npos);
   }
 }
+
+}  // namespace detail_max_tree_test

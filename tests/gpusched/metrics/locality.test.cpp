@@ -5,6 +5,9 @@
 
 #include <gpusched/metrics/locality.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace metrics_locality_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -59,3 +62,5 @@ TEST_SUITE("metrics/locality") {
     CHECK(t.node_sized_one_node_fraction() == doctest::Approx(0.5));
   }
 }
+
+}  // namespace metrics_locality_test

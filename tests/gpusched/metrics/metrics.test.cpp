@@ -14,6 +14,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace metrics_metrics_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -228,3 +231,5 @@ TEST_SUITE("metrics/report") {
     CHECK(gs::detail::json_string("ok \xC3\xA9") == "\"ok \xC3\xA9\"");
   }
 }
+
+}  // namespace metrics_metrics_test

@@ -22,6 +22,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace metrics_report_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -216,3 +219,5 @@ TEST_SUITE("metrics/report") {
     CHECK(sim.records()[1].reason == "needs 64 GPUs in all, more than the whole cluster has (16)");
   }
 }
+
+}  // namespace metrics_report_test

@@ -20,6 +20,9 @@
 #include "generators.hpp"
 #include "preemption_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace pipeline_growth_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -383,3 +386,5 @@ TEST_SUITE("pipeline/growth/property") {
     CHECK(a != c);  // growth changes the run
   }
 }
+
+}  // namespace pipeline_growth_test

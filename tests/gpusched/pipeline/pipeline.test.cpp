@@ -15,6 +15,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace pipeline_pipeline_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -313,3 +316,5 @@ TEST_SUITE("pipeline") {
     CHECK(gs::make_preemption_policy("none").name() == "none");
   }
 }
+
+}  // namespace pipeline_pipeline_test

@@ -13,6 +13,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace pipeline_property_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -105,3 +108,5 @@ TEST_SUITE("pipeline/property") {
           seed, cycles_from_env(10'000));
   }
 }
+
+}  // namespace pipeline_property_test

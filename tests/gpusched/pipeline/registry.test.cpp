@@ -18,6 +18,9 @@
 #include "generators.hpp"
 #include "preemption_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace pipeline_registry_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -309,3 +312,5 @@ TEST_SUITE("pipeline/registry") {
                          gs::invalid_value_error);
   }
 }
+
+}  // namespace pipeline_registry_test

@@ -27,12 +27,11 @@
 #include "generators.hpp"
 #include "law_fixtures.hpp"
 
-namespace gs = gpusched;
-
 // ---- a failing allocation on demand ---------------------------------------------------------
 // The k-th call of operator new after `arm(k)` throws std::bad_alloc (the test's own seam for "an
-// allocation throws"; idle otherwise: one load per allocation).
-namespace {
+// allocation throws"; idle otherwise: one load per allocation). The replaced operators are
+// global (they serve the whole test executable); their state has a namespace of its own.
+namespace pipeline_transaction_alloc {
 long alloc_countdown = -1;  // negative: idle
 long alloc_calls = 0;       // calls since arm(), while counting
 bool alloc_counting = false;
@@ -58,14 +57,20 @@ void alloc_disarm() {
   alloc_counting = false;
   alloc_countdown = -1;
 }
-}  // namespace
+}  // namespace pipeline_transaction_alloc
 
-void* operator new(std::size_t n) { return counted_alloc(n); }
-void* operator new[](std::size_t n) { return counted_alloc(n); }
+void* operator new(std::size_t n) { return pipeline_transaction_alloc::counted_alloc(n); }
+void* operator new[](std::size_t n) { return pipeline_transaction_alloc::counted_alloc(n); }
 void operator delete(void* p) noexcept { std::free(p); }  // NOLINT(cppcoreguidelines-no-malloc)
 void operator delete[](void* p) noexcept { std::free(p); }  // NOLINT(cppcoreguidelines-no-malloc)
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }  // NOLINT
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }  // NOLINT
+
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace pipeline_transaction_test {
+
+namespace gs = gpusched;
+using namespace pipeline_transaction_alloc;
 
 namespace {
 
@@ -644,3 +649,5 @@ TEST_SUITE("pipeline/transaction") {
     }
   }
 }
+
+}  // namespace pipeline_transaction_test

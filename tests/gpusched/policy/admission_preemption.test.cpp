@@ -8,6 +8,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_admission_preemption_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -104,3 +107,5 @@ TEST_SUITE("policy/preemption/priority") {
     CHECK(gs::no_preemption{}.select(ctx, gang(3, 1, 8, 9), gs::fit_probe(never)).victims.empty());
   }
 }
+
+}  // namespace policy_admission_preemption_test

@@ -14,6 +14,9 @@
 #include "generators.hpp"
 #include "preemption_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_checkpoint_aware_test {
+
 namespace gs = gpusched;
 using gs::testing::run_on;
 using gs::testing::whole_gpu_job;
@@ -637,3 +640,5 @@ TEST_SUITE("policy/preemption/properties") {
     }
   }
 }
+
+}  // namespace policy_checkpoint_aware_test

@@ -8,6 +8,9 @@
 
 #include "law_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_context_test {
+
 namespace gs = gpusched;
 namespace gt = gpusched::testing;
 
@@ -40,3 +43,5 @@ TEST_SUITE("policy/context") {
     CHECK(ctx.state().free_whole_gpus(gs::node_index{0}) == 2);
   }
 }
+
+}  // namespace policy_context_test

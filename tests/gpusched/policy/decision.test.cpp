@@ -9,6 +9,9 @@
 
 #include "law_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_decision_test {
+
 namespace gs = gpusched;
 namespace gt = gpusched::testing;
 
@@ -100,3 +103,5 @@ TEST_SUITE("policy/decision") {
     CHECK(gs::describe(w, c).rfind("reject job 8: ", 0) == 0);
   }
 }
+
+}  // namespace policy_decision_test

@@ -12,6 +12,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_fgd_packing_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -211,3 +214,5 @@ TEST_SUITE("policy/fgd") {
     }
   }
 }
+
+}  // namespace policy_fgd_packing_test

@@ -13,6 +13,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_gang_admission_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -477,3 +480,5 @@ TEST_SUITE("policy/admission/quota") {
     }
   }
 }
+
+}  // namespace policy_gang_admission_test

@@ -9,6 +9,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_gang_placement_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -291,3 +294,5 @@ TEST_SUITE("policy/placement/gang") {
           "the best attempt placed 3 tasks");
   }
 }
+
+}  // namespace policy_gang_placement_test

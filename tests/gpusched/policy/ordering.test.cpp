@@ -9,6 +9,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_ordering_test {
+
 namespace gs = gpusched;
 
 static_assert(gs::ordering_policy<gs::fifo_ordering>);
@@ -72,3 +75,5 @@ TEST_SUITE("policy/ordering") {
     CHECK(gs::priority_ordering{}.before(ctx, b, a));
   }
 }
+
+}  // namespace policy_ordering_test

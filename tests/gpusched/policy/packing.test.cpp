@@ -10,6 +10,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_packing_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -186,3 +189,5 @@ TEST_SUITE("policy/packing") {
         ctx, {.gpu = gs::gpu_demand::none(), .cpu = gs::cpu_millis{200'000}}));
   }
 }
+
+}  // namespace policy_packing_test

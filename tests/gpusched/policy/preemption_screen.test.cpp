@@ -10,6 +10,9 @@
 #include "generators.hpp"
 #include "preemption_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_preemption_screen_test {
+
 namespace gs = gpusched;
 using gs::testing::run_on;
 using gs::testing::whole_gpu_job;
@@ -217,3 +220,5 @@ TEST_SUITE("policy/preemption/screen") {
     CHECK(bounded > 0);  // the fast path was taken
   }
 }
+
+}  // namespace policy_preemption_screen_test

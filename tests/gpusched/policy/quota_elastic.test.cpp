@@ -17,6 +17,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_quota_elastic_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -293,3 +296,5 @@ TEST_SUITE("policy/admission/quota") {
     CHECK(partial > 10);
   }
 }
+
+}  // namespace policy_quota_elastic_test

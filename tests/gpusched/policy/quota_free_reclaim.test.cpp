@@ -15,6 +15,9 @@
 #include "generators.hpp"
 #include "preemption_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_quota_free_reclaim_test {
+
 namespace gs = gpusched;
 using gs::testing::run_on;
 using gs::testing::whole_gpu_job;
@@ -329,3 +332,5 @@ TEST_SUITE("policy/admission/quota_free_reclaim") {
     CHECK(reclaimed > 0);  // the path is exercised
   }
 }
+
+}  // namespace policy_quota_free_reclaim_test

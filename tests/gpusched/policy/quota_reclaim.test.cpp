@@ -11,6 +11,9 @@
 #include "generators.hpp"
 #include "preemption_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_quota_reclaim_test {
+
 namespace gs = gpusched;
 using gs::testing::run_on;
 using gs::testing::whole_gpu_job;
@@ -230,3 +233,5 @@ TEST_SUITE("policy/preemption/quota_tree_view") {
     CHECK(plan.why.code == gs::reason_code::no_victims);
   }
 }
+
+}  // namespace policy_quota_reclaim_test

@@ -8,6 +8,9 @@
 
 #include <gpusched/policy/decision.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_reason_factories_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -151,3 +154,5 @@ TEST_SUITE("policy/decision") {
           "most one such domain can take: 8)");
   }
 }
+
+}  // namespace policy_reason_factories_test

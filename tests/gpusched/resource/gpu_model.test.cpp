@@ -6,6 +6,9 @@
 
 #include <gpusched/resource/gpu_model.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace resource_gpu_model_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -67,3 +70,5 @@ TEST_SUITE("resource/gpu_model") {
     CHECK(a100.mig.find(5, 5) == nullptr);
   }
 }
+
+}  // namespace resource_gpu_model_test

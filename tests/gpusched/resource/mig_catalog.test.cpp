@@ -14,6 +14,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace resource_mig_catalog_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -411,3 +414,5 @@ TEST_SUITE("resource/mig_catalog") {
     }
   }
 }
+
+}  // namespace resource_mig_catalog_test

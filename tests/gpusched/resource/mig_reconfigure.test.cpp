@@ -12,6 +12,9 @@
 #include <gpusched/resource/mig_catalog.hpp>
 #include <gpusched/resource/mig_reconfigure.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace resource_mig_reconfigure_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -447,3 +450,5 @@ TEST_SUITE("resource/mig_reconfigure") {
                                           << " vs " << exact_met);
   }
 }
+
+}  // namespace resource_mig_reconfigure_test

@@ -4,6 +4,9 @@
 
 #include <gpusched/resource/request.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace resource_request_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -53,3 +56,5 @@ TEST_SUITE("resource/request") {
     CHECK_NOTHROW(bad({gs::gpu_demand::fraction(1000_mgpu), 1_cores, 1_gib, {}}));
   }
 }
+
+}  // namespace resource_request_test

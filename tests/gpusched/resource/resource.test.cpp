@@ -7,6 +7,9 @@
 #include <gpusched/resource/gpu_model.hpp>
 #include <gpusched/resource/request.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace resource_resource_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -153,3 +156,5 @@ TEST_SUITE("resource/request") {
     static_assert(gs::gpu_demand::whole(gs::gpu_count{3}).milli() == gs::milli_gpu{3000});
   }
 }
+
+}  // namespace resource_resource_test

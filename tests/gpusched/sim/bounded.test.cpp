@@ -10,6 +10,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace sim_bounded_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -95,3 +98,5 @@ TEST_SUITE("sim/bounded") {
     CHECK(sim.totals().events > std::uint64_t{1099511627776});  // every tick counted
   }
 }
+
+}  // namespace sim_bounded_test

@@ -16,6 +16,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace sim_communication_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -250,3 +253,5 @@ TEST_CASE("the default mix gives every job one of four models, the same in every
   }
   for (int s : seen) CHECK(s == doctest::Approx(1000).epsilon(0.1));
 }
+
+}  // namespace sim_communication_test

@@ -13,6 +13,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace sim_gpu_failure_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -300,3 +303,5 @@ TEST_SUITE("sim/gpu_failure") {
     CHECK(sim.book().state().failed_gpus() == 0);  // every GPU repaired at the end
   }
 }
+
+}  // namespace sim_gpu_failure_test

@@ -20,6 +20,9 @@
 #include "generators.hpp"
 #include "preemption_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace sim_las_preemption_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -418,3 +421,5 @@ TEST_SUITE("sim/las_preemption") {
     CHECK(refused > 100);
   }
 }
+
+}  // namespace sim_las_preemption_test

@@ -15,6 +15,9 @@
 #include <gpusched/sim/progress.hpp>
 #include <gpusched/sim/scheduler.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace sim_parts_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -156,3 +159,5 @@ TEST_CASE("the scheduler concept admits the pipelines and a minimal host type") 
   static_assert(!gs::scheduler<not_a_scheduler>);
   static_assert(!gs::scheduler<int>);
 }
+
+}  // namespace sim_parts_test

@@ -14,6 +14,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace sim_simulator_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -545,3 +548,5 @@ TEST_SUITE("sim/simulator") {
     CHECK(finished > 0);
   }
 }
+
+}  // namespace sim_simulator_test

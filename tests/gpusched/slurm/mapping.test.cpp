@@ -18,6 +18,9 @@
 #include <gpusched/slurm/model.hpp>
 #include <gpusched/slurm/snapshot.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace slurm_mapping_test {
+
 namespace gs = gpusched;
 namespace sl = gpusched::slurm;
 
@@ -397,3 +400,5 @@ TEST_CASE("gres-links: Links= counts NVLinks between GPUs, -1 for the GPU itself
   CHECK(n > 0);
   CHECK(a100.find("File=/dev/nvidia0 Links=-1," + std::to_string(n) + ",") != std::string::npos);
 }
+
+}  // namespace slurm_mapping_test

@@ -8,6 +8,9 @@
 
 #include "law_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace topology_fabric_test {
+
 namespace gs = gpusched;
 namespace gt = gpusched::testing;
 
@@ -52,3 +55,5 @@ TEST_SUITE("topology/fabric") {
     CHECK_NOTHROW(m.check(gs::cluster(gs::basic_catalog(), nodes)));
   }
 }
+
+}  // namespace topology_fabric_test

@@ -11,6 +11,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace topology_placement_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -544,3 +547,5 @@ TEST_SUITE("topology/facts") {
     CHECK(h.direct()(0, 7) * 2 == doctest::Approx(900.0));
   }
 }
+
+}  // namespace topology_placement_test

@@ -8,6 +8,9 @@
 
 #include <gpusched/gpusched.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace topology_select_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -287,3 +290,5 @@ TEST_SUITE("topology/select") {
     CHECK_THROWS_AS((void)gs::hgx(7, 4, 2, 25.0), gs::invalid_value_error);
   }
 }
+
+}  // namespace topology_select_test

@@ -5,6 +5,9 @@
 
 #include <gpusched/topology/topo_text.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace topology_topo_limits_test {
+
 namespace gs = gpusched;
 
 TEST_SUITE("topology/topo_text") {
@@ -60,3 +63,5 @@ TEST_SUITE("topology/topo_text") {
     }
   }
 }
+
+}  // namespace topology_topo_limits_test

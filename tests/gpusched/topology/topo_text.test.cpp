@@ -5,6 +5,9 @@
 
 #include <gpusched/gpusched.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace topology_topo_text_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -148,3 +151,5 @@ TEST_SUITE("topology/topo_text") {
            16, "not a hierarchy");
   }
 }
+
+}  // namespace topology_topo_text_test

@@ -11,6 +11,9 @@
 #include <gpusched/trace/synthetic.hpp>
 #include <gpusched/trace/tiresias.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace trace_loaders_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -268,3 +271,5 @@ TEST_SUITE("trace/record") {
     CHECK(k.groups[0].request.cpu == 3_cores);
   }
 }
+
+}  // namespace trace_loaders_test

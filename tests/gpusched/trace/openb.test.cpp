@@ -6,6 +6,9 @@
 
 #include <gpusched/trace/openb.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace trace_openb_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -93,3 +96,5 @@ TEST_SUITE("trace/openb") {
                          gs::parse_error);
   }
 }
+
+}  // namespace trace_openb_test

@@ -4,6 +4,9 @@
 
 #include <gpusched/trace/record.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace trace_record_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -78,3 +81,5 @@ TEST_SUITE("trace/record") {
     CHECK_THROWS_AS((void)gs::resolve_gpu_spec("T4|nope", cat), gs::invalid_value_error);
   }
 }
+
+}  // namespace trace_record_test

@@ -14,6 +14,9 @@
 #include <gpusched/trace/philly.hpp>
 #include <gpusched/trace/tiresias.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace trace_rules_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -197,3 +200,5 @@ TEST_SUITE("trace/rules") {
     CHECK(e.find("beyond the simulated clock") != std::string::npos);
   }
 }
+
+}  // namespace trace_rules_test

@@ -9,6 +9,9 @@
 #include <gpusched/workload/job.hpp>
 #include <gpusched/workload/queue.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace workload_job_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -132,3 +135,5 @@ TEST_SUITE("workload/queue") {
     CHECK(q.size() == 2);
   }
 }
+
+}  // namespace workload_job_test

@@ -8,6 +8,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace workload_ledger_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -201,3 +204,5 @@ TEST_SUITE("workload/ledger") {
     CHECK(gs::check_invariants(book).ok());
   }
 }
+
+}  // namespace workload_ledger_test

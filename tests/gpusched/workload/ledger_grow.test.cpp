@@ -10,6 +10,9 @@
 #include "generators.hpp"
 #include "preemption_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace workload_ledger_grow_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -179,3 +182,5 @@ TEST_SUITE("workload/ledger/grow") {
     CHECK(gs::check_invariants(book).ok());
   }
 }
+
+}  // namespace workload_ledger_grow_test

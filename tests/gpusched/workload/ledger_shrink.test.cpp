@@ -9,6 +9,9 @@
 #include "generators.hpp"
 #include "preemption_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace workload_ledger_shrink_test {
+
 namespace gs = gpusched;
 
 TEST_SUITE("workload/ledger/shrink") {
@@ -61,3 +64,5 @@ TEST_SUITE("workload/ledger/shrink") {
     CHECK(gs::check_invariants(book).ok());
   }
 }
+
+}  // namespace workload_ledger_shrink_test

@@ -6,6 +6,9 @@
 
 #include "law_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace workload_queue_test {
+
 namespace gs = gpusched;
 namespace gt = gpusched::testing;
 
@@ -52,3 +55,5 @@ TEST_SUITE("workload/queue") {
     CHECK_NOTHROW(q.push(one_gpu(1), cat));
   }
 }
+
+}  // namespace workload_queue_test

@@ -7,6 +7,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace workload_quota_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 using qr = gs::quota_resource;
@@ -213,3 +216,5 @@ TEST_SUITE("workload/quota") {
     }
   }
 }
+
+}  // namespace workload_quota_test

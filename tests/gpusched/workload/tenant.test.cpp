@@ -6,6 +6,9 @@
 
 #include <gpusched/workload/tenant.hpp>
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace workload_tenant_test {
+
 namespace gs = gpusched;
 
 namespace {
@@ -70,3 +73,5 @@ TEST_SUITE("workload/tenant") {
                          gs::invalid_value_error);
   }
 }
+
+}  // namespace workload_tenant_test

@@ -21,6 +21,9 @@
 
 #include "law_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_admission_laws_test {
+
 namespace gs = gpusched;
 namespace gt = gpusched::testing;
 
@@ -182,3 +185,5 @@ TEST_SUITE("policy/admission/laws") {
                         << "a queue borrowed " << borrowing);
   }
 }
+
+}  // namespace policy_admission_laws_test

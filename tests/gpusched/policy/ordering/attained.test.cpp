@@ -16,6 +16,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_ordering_attained_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -186,3 +189,5 @@ TEST_SUITE("policy/ordering/attained") {
     CHECK(q[2]->id == gs::job_id{3});
   }
 }
+
+}  // namespace policy_ordering_attained_test

@@ -16,6 +16,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_ordering_drf_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -761,3 +764,5 @@ TEST_SUITE("policy/ordering/decay") {
     CHECK(q[0]->id == gs::job_id{10});
   }
 }
+
+}  // namespace policy_ordering_drf_test

@@ -12,6 +12,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_ordering_fair_tree_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -208,3 +211,5 @@ TEST_SUITE("policy/ordering/fair_tree") {
     CHECK(strict_pairs > 100);
   }
 }
+
+}  // namespace policy_ordering_fair_tree_test

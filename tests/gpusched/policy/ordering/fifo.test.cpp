@@ -9,6 +9,9 @@
 
 #include "law_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_ordering_fifo_test {
+
 namespace gs = gpusched;
 namespace gt = gpusched::testing;
 
@@ -58,3 +61,5 @@ TEST_SUITE("policy/ordering/fifo") {
     CHECK(ids(out) == std::vector<unsigned>{3, 1, 2});
   }
 }
+
+}  // namespace policy_ordering_fifo_test

@@ -15,6 +15,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_ordering_laws_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -305,3 +308,5 @@ TEST_SUITE("policy/ordering/registry") {
                          gs::invalid_value_error);
   }
 }
+
+}  // namespace policy_ordering_laws_test

@@ -14,6 +14,9 @@
 
 #include "generators.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_ordering_multifactor_fair_share_test {
+
 namespace gs = gpusched;
 using namespace gpusched::literals;
 
@@ -192,3 +195,5 @@ TEST_SUITE("policy/ordering/multifactor fair share") {
     CHECK(with.name() == "multifactor");
   }
 }
+
+}  // namespace policy_ordering_multifactor_fair_share_test

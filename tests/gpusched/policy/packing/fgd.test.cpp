@@ -9,6 +9,9 @@
 
 #include "law_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_packing_fgd_test {
+
 namespace gs = gpusched;
 namespace gt = gpusched::testing;
 
@@ -68,3 +71,5 @@ TEST_SUITE("policy/packing/fgd") {
     CHECK(v.model == book.state().model(gs::node_index{0}));
   }
 }
+
+}  // namespace policy_packing_fgd_test

@@ -19,6 +19,9 @@
 
 #include "law_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_packing_laws_test {
+
 namespace gs = gpusched;
 namespace gt = gpusched::testing;
 
@@ -126,3 +129,5 @@ TEST_SUITE("policy/packing/laws") {
     CHECK(refused > 0);
   }
 }
+
+}  // namespace policy_packing_laws_test

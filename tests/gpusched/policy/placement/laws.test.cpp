@@ -20,6 +20,9 @@
 
 #include "law_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_placement_laws_test {
+
 namespace gs = gpusched;
 namespace gt = gpusched::testing;
 
@@ -122,3 +125,5 @@ TEST_SUITE("policy/placement/laws") {
                       << reduced);
   }
 }
+
+}  // namespace policy_placement_laws_test

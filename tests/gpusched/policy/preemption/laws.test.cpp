@@ -19,6 +19,9 @@
 
 #include "law_fixtures.hpp"
 
+// This file's own namespace: its helpers never meet another test file's in a unity build.
+namespace policy_preemption_laws_test {
+
 namespace gs = gpusched;
 namespace gt = gpusched::testing;
 
@@ -184,3 +187,5 @@ TEST_SUITE("policy/preemption/laws") {
     MESSAGE("plans " << plans << ", empty " << empty_plans << ", hopeless " << hopeless);
   }
 }
+
+}  // namespace policy_preemption_laws_test
