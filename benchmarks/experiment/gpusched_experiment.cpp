@@ -38,7 +38,7 @@
 #include "mig_experiment.hpp"
 #include "cells.hpp"            // run_cells, grid_progress (benchmarks/replay/)
 #include "experiment_args.hpp"  // the command line (CLI11)
-#include "outputs.hpp"          // write_file, run_record (benchmarks/replay/)
+#include "outputs.hpp"          // write_out_file, run_record (benchmarks/replay/)
 #include "replay.hpp"   // the replay subcommand (benchmarks/replay/)
 
 namespace gs = gpusched;
@@ -152,7 +152,7 @@ struct csv_row {
 
 /// Writes one file in the published layout: workload, sc_policy, tune, seed, [total_gpus,]
 /// then one column per arrived-% bin.
-void write_discrete_csv(const std::filesystem::path& file, const std::string& workload,
+void write_discrete_csv(const std::filesystem::path& dir, const char* name, const std::string& workload,
                         const std::vector<csv_row>& rows, bool with_total, const char* number) {
   std::ostringstream out;
   const std::size_t bins = rows.empty() ? 0 : rows.front().values->size();
@@ -160,14 +160,17 @@ void write_discrete_csv(const std::filesystem::path& file, const std::string& wo
   for (std::size_t k = 0; k < bins; ++k) out << "," << k;
   out << "\n";
   for (const auto& r : rows) {
-    out << workload << "," << r.label << "," << fmt("%g", r.tune) << "," << r.seed;
+    // The workload is the pod list's file name by default: quoted when it holds a comma, a
+    // quote or a line break, so it stays one column.
+    out << gs::detail::csv_field(workload) << "," << r.label << "," << fmt("%g", r.tune) << ","
+        << r.seed;
     if (with_total) out << "," << r.total_gpus;
     for (const double v : *r.values) out << "," << fmt(number, v);
     out << "\n";
   }
   // Written to a temporary name and renamed: an interrupted run never leaves a table that looks
-  // complete (gpusched_experiment::write_file).
-  gpusched_experiment::write_file(file, out.str());
+  // complete, and no link planted in --out is followed (gpusched_experiment::write_out_file).
+  gpusched_experiment::write_out_file(dir, name, out.str());
 }
 
 /// Makes --out before any run and writes its run.json: the command line, the input files with
@@ -176,16 +179,11 @@ void start_out_dir(const std::string& dir, const char* subcommand,
                    const std::vector<std::pair<std::string, std::string>>& inputs,
                    const std::vector<std::pair<std::string, std::string>>& fields) {
   g_stage = "preparing --out " + dir;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    throw gs::parse_error(dir, 0, "--out",
-                          "cannot create the folder: " + ec.message() + " (nothing was run)");
-  }
+  gpusched_experiment::check_out_root(dir);
   gpusched_experiment::run_record rec(std::string("gpusched-experiment ") + subcommand, g_command);
   for (const auto& [role, path] : inputs) rec.add_input(role, path);
   for (const auto& [k, v] : fields) rec.add_raw(k, v);
-  gpusched_experiment::write_file(std::filesystem::path(dir) / "run.json", rec.text());
+  gpusched_experiment::write_out_file(dir, "run.json", rec.text());
 }
 
 /// `v` as a JSON array of numbers.
@@ -213,9 +211,9 @@ void write_csvs(const std::filesystem::path& dir, const std::string& workload,
     ratio.push_back(key);
     ratio.back().values = &r.frag_ratio;
   }
-  write_discrete_csv(dir / "analysis_allo_discrete.csv", workload, allo, true, "%.2f");
-  write_discrete_csv(dir / "analysis_frag_discrete.csv", workload, frag, false, "%.2f");
-  write_discrete_csv(dir / "analysis_frag_ratio_discrete.csv", workload, ratio, false, "%.15g");
+  write_discrete_csv(dir, "analysis_allo_discrete.csv", workload, allo, true, "%.2f");
+  write_discrete_csv(dir, "analysis_frag_discrete.csv", workload, frag, false, "%.2f");
+  write_discrete_csv(dir, "analysis_frag_ratio_discrete.csv", workload, ratio, false, "%.15g");
 }
 
 /// One cell's result as text (--cell writes it, --merge reads it): every number as the shortest
@@ -307,8 +305,14 @@ gs::fgd_run_result read_cell(const std::string& path, gs::fgd_policy_kind policy
   return r;
 }
 
-/// `s` quoted for a POSIX shell.
-std::string shell_quote(const std::string& s) {
+/// `s` as one word of a POSIX shell script: in single quotes, each ' written as '\'' (no
+/// character is special inside single quotes, a newline included). The one quoting routine of
+/// every script and command line the programs generate. A NUL byte (which no argument or path
+/// can hold) is refused, naming `what`.
+std::string shell_quote(const std::string& s, const std::string& what = "a value") {
+  if (s.find('\0') != std::string::npos) {
+    throw usage_error(what + ": holds a NUL byte, which no script can hold");
+  }
   std::string out = "'";
   for (const char c : s) {
     if (c == '\'') {
@@ -324,13 +328,18 @@ std::string shell_quote(const std::string& s) {
 /// OUT/slurm/merge.sh (builds OUT as a local run would, its table in OUT/slurm/table.txt), and
 /// with --submit submits both, the merge after the whole array (afterok). The tasks run this
 /// program with the same options (paths made absolute: a task runs in the submit directory).
+/// Every word a user supplied (paths, option values) reaches the scripts through shell_quote
+/// only: the #SBATCH lines hold constants, and each task sends its output to
+/// OUT/slurm/task-<i>.out (merge.out for the merge) with a quoted redirection.
 int write_slurm_array(const experiment_args& o, std::size_t n_cells) {
   namespace fs = std::filesystem;
   const fs::path out = fs::absolute(o.out);
   const fs::path dir = out / "slurm";
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw gs::parse_error(dir.string(), 0, "--out", "cannot create the folder: " + ec.message());
+  gpusched_experiment::check_out_root(out);
+  gpusched_experiment::make_out_dirs(out, "slurm");
+  // The tasks' folders' parent, made here (never through a link) so that a task's --out is
+  // a fresh folder inside a checked one.
+  gpusched_experiment::make_out_dirs(out, "cells");
   const std::string self = fs::canonical("/proc/self/exe").string();
   // The command's own words, less those that choose the mode, the output and the threads.
   std::vector<std::string> base;
@@ -346,37 +355,46 @@ int write_slurm_array(const experiment_args& o, std::size_t n_cells) {
     const bool path_next = a == "--nodes" || a == "--pods" || a == "--published";
     if (path_next && i + 1 < g_command.size()) base.push_back(fs::absolute(g_command[++i]).string());
   }
-  std::string cmd = shell_quote(self) + " " + shell_quote(o.subcommand);
-  for (const auto& a : base) cmd += " " + shell_quote(a);
+  std::string cmd = shell_quote(self, "the program's path") + " " + shell_quote(o.subcommand);
+  for (const auto& a : base) cmd += " " + shell_quote(a, "argument '" + a + "'");
+  const std::string cells = shell_quote((out / "cells").string(), "--out");
+  // The subcommand is one of the parser's own words (packing), never a user's text.
+  if (o.subcommand.empty() || o.subcommand.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos) {
+    throw std::logic_error("write_slurm_array: subcommand '" + o.subcommand + "'");
+  }
   std::string array = "#!/bin/bash\n"
                       "# Written by gpusched-experiment --slurm-array: task i runs cell i of the\n"
-                      "# grid (in the order of the printed rows) into cells/<i>.\n"
+                      "# grid (in the order of the printed rows) into cells/<i>; its output goes to\n"
+                      "# slurm/task-<i>.out.\n"
                       "#SBATCH --job-name=gpusched-" + o.subcommand + "\n"
                       "#SBATCH --array=0-" + std::to_string(n_cells - 1) + "\n"
                       "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
-                      "#SBATCH --output=" + (dir / "task-%a.out").string() + "\n"
+                      "#SBATCH --output=/dev/null\n"
                       "set -euo pipefail\n"
+                      "exec >" + shell_quote((dir / "task-").string(), "--out") +
+                      "\"${SLURM_ARRAY_TASK_ID}\".out 2>&1\n"
                       "exec " + cmd + " --jobs 1 --cell \"${SLURM_ARRAY_TASK_ID}\" --out " +
-                      shell_quote((out / "cells").string()) + "/\"${SLURM_ARRAY_TASK_ID}\"\n";
+                      cells + "/\"${SLURM_ARRAY_TASK_ID}\"\n";
   std::string merge = "#!/bin/bash\n"
                       "# Written by gpusched-experiment --slurm-array: after every task, builds the\n"
-                      "# outputs of a local run (the table in slurm/table.txt).\n"
+                      "# outputs of a local run (the table in slurm/table.txt, messages in\n"
+                      "# slurm/merge.out).\n"
                       "#SBATCH --job-name=gpusched-" + o.subcommand + "-merge\n"
                       "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
-                      "#SBATCH --output=" + (dir / "merge.out").string() + "\n"
-                      "set -euo pipefail\n" +
-                      cmd + " --merge " + shell_quote((out / "cells").string()) + " --out " +
-                      shell_quote(out.string()) + " > " + shell_quote((dir / "table.txt").string()) +
-                      "\n";
-  gpusched_experiment::write_file(dir / "array.sh", array);
-  gpusched_experiment::write_file(dir / "merge.sh", merge);
-  fs::permissions(dir / "array.sh", fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
-  fs::permissions(dir / "merge.sh", fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
+                      "#SBATCH --output=/dev/null\n"
+                      "set -euo pipefail\n"
+                      "exec 2>" + shell_quote((dir / "merge.out").string(), "--out") + "\n" +
+                      cmd + " --merge " + cells + " --out " + shell_quote(out.string(), "--out") +
+                      " > " + shell_quote((dir / "table.txt").string(), "--out") + "\n";
+  gpusched_experiment::write_out_file(out, "slurm/array.sh", array, true);
+  gpusched_experiment::write_out_file(out, "slurm/merge.sh", merge, true);
+  const std::string array_q = shell_quote((dir / "array.sh").string(), "--out");
+  const std::string merge_q = shell_quote((dir / "merge.sh").string(), "--out");
   std::printf("wrote %s (%zu tasks) and %s\n", (dir / "array.sh").c_str(), n_cells,
               (dir / "merge.sh").c_str());
   if (!o.submit) {
     std::printf("submit: id=$(sbatch --parsable %s) && sbatch --dependency=afterok:${id%%%%;*} %s\n",
-                (dir / "array.sh").c_str(), (dir / "merge.sh").c_str());
+                array_q.c_str(), merge_q.c_str());
     return 0;
   }
   const auto run = [](const std::string& c) {
@@ -390,10 +408,13 @@ int write_slurm_array(const experiment_args& o, std::size_t n_cells) {
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
     return text;
   };
-  std::string id = run("sbatch --parsable " + shell_quote((dir / "array.sh").string()));
+  std::string id = run("sbatch --parsable " + array_q);
   id = id.substr(0, id.find(';'));
-  const std::string mid = run("sbatch --parsable --dependency=afterok:" + id + " " +
-                              shell_quote((dir / "merge.sh").string()));
+  // The job id is sbatch's answer: digits only, or it is not put into a command.
+  if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
+    throw std::runtime_error("sbatch answered '" + id + "', not a job id");
+  }
+  const std::string mid = run("sbatch --parsable --dependency=afterok:" + id + " " + merge_q);
   std::printf("submitted: array job %s (%zu tasks), merge job %s after it\n", id.c_str(), n_cells,
               mid.substr(0, mid.find(';')).c_str());
   return 0;
@@ -427,12 +448,12 @@ int run_packing(const experiment_args& o) {
     cfg.popularity = popularity;
     cfg.random_ties = o.random_ties;
     cfg.permute_nodes = !o.name_order;
+    // --out is checked before the cell runs: a task never computes what it cannot keep.
+    g_stage = "preparing --out " + o.out;
+    gpusched_experiment::check_out_root(o.out);
     g_stage = "running cell " + std::to_string(*o.cell);
     const auto r = exp.run(cfg);
-    std::error_code ec;
-    std::filesystem::create_directories(o.out, ec);
-    if (ec) throw gs::parse_error(o.out, 0, "--out", "cannot create the folder: " + ec.message());
-    gpusched_experiment::write_file(std::filesystem::path(o.out) / "cell.txt", cell_text(r));
+    gpusched_experiment::write_out_file(o.out, "cell.txt", cell_text(r));
     std::printf("cell %zu (%s, seed %llu) written to %s\n", *o.cell,
                 std::string(gs::fgd_policy_label(cfg.policy)).c_str(),
                 static_cast<unsigned long long>(cfg.seed), o.out.c_str());
@@ -701,8 +722,8 @@ int run_mig(const experiment_args& o) {
           {std::string(gs::fgd_policy_label(r.policy)), r.tune, r.seed, r.total_gpus, &r.alloc});
       used.push_back(allo.back());
     }
-    write_discrete_csv(dir / "analysis_allo_discrete.csv", workload, allo, true, "%.2f");
-    write_discrete_csv(dir / "analysis_used_discrete.csv", workload, used, true, "%.2f");
+    write_discrete_csv(dir, "analysis_allo_discrete.csv", workload, allo, true, "%.2f");
+    write_discrete_csv(dir, "analysis_used_discrete.csv", workload, used, true, "%.2f");
     std::printf("\nwrote analysis_allo_discrete.csv, analysis_used_discrete.csv to %s\n",
                 dir.string().c_str());
   }

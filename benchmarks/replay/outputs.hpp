@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // What both programs (gpusched-replay, gpusched-experiment) write into --out besides their
-// tables: files written whole (a temporary name, then a rename) and `run.json`, the record of
+// tables: files written whole (a temporary name, then a rename), never through a link planted
+// inside --out (make_out_dirs, write_out_file: the one way both programs write there), and `run.json`, the record of
 // how an output folder was made (command line, input files and their SHA-256, options, library
 // version, start time). Header-only; no dependency beyond the library.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <array>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
@@ -24,23 +31,166 @@
 
 namespace gpusched_experiment {
 
-/// Writes `text` to `p` whole: to `p.partial` first, then renamed, so an interrupted run never
-/// leaves a file that looks complete. A leftover temporary (or a symbolic link planted under
-/// that name) is removed, not written through: what is written stays inside --out.
-/// @throws gpusched::parse_error naming the file when it cannot be written.
-inline void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::filesystem::path tmp = p;
-  tmp += ".partial";
-  {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw gpusched::parse_error(tmp.string(), 0, "file", "cannot write");
-    f << text;
-    f.close();
-    if (!f) throw gpusched::parse_error(tmp.string(), 0, "file", "write failed (disk full?)");
+namespace detail {
+
+/// An open file descriptor, closed when it goes.
+class fd_holder {
+ public:
+  explicit fd_holder(int fd = -1) noexcept : fd_(fd) {}
+  fd_holder(fd_holder&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  fd_holder& operator=(fd_holder&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
   }
-  std::filesystem::rename(tmp, p);
+  fd_holder(const fd_holder&) = delete;
+  fd_holder& operator=(const fd_holder&) = delete;
+  ~fd_holder() { reset(); }
+  [[nodiscard]] int get() const noexcept { return fd_; }
+  void reset() noexcept {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+[[noreturn]] inline void out_error(const std::filesystem::path& p, const std::string& what) {
+  throw gpusched::parse_error(p.string(), 0, "--out", what);
+}
+
+/// The components of `rel`, which must be relative and free of "." and "..".
+inline std::vector<std::string> out_components(const std::filesystem::path& root,
+                                               const std::filesystem::path& rel) {
+  std::vector<std::string> parts;
+  if (rel.is_absolute()) out_error(root / rel, "is not a name inside --out");
+  for (const auto& c : rel) {
+    const std::string s = c.string();
+    if (s.empty()) continue;
+    if (s == "." || s == "..") {
+      out_error(root / rel, "'" + s + "' may not be part of a name written under --out");
+    }
+    if (s.find('\0') != std::string::npos) out_error(root / rel, "holds a NUL byte");
+    parts.push_back(s);
+  }
+  if (parts.empty()) out_error(root / rel, "is not a name inside --out");
+  return parts;
+}
+
+/// Opens the --out folder `root` itself (made when missing: the user's own path, followed as
+/// given), as a directory descriptor.
+inline fd_holder open_out_root(const std::filesystem::path& root) {
+  std::error_code ec;
+  std::filesystem::create_directories(root, ec);
+  if (ec) out_error(root, "cannot create the folder: " + ec.message());
+  fd_holder fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) out_error(root, std::string("cannot open the folder: ") + std::strerror(errno));
+  return fd;
+}
+
+/// Opens (and makes, when missing) the folder `name` inside `dir`, never through a link.
+inline fd_holder open_out_subdir(int dir, const std::string& name, const std::filesystem::path& shown) {
+  if (::mkdirat(dir, name.c_str(), 0777) != 0 && errno != EEXIST) {
+    out_error(shown, std::string("cannot create the folder: ") + std::strerror(errno));
+  }
+  fd_holder fd(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0) {
+    struct stat st {};
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+      out_error(shown, "is a symbolic link: refusing to write through it (remove it)");
+    }
+    out_error(shown, std::string("cannot open the folder: ") + std::strerror(errno));
+  }
+  return fd;
+}
+
+/// The folder `rel` inside `root`, made component by component.
+inline fd_holder open_out_dirs(const std::filesystem::path& root, const std::vector<std::string>& parts,
+                               std::size_t count) {
+  fd_holder fd = open_out_root(root);
+  std::filesystem::path shown = root;
+  for (std::size_t i = 0; i < count; ++i) {
+    shown /= parts[i];
+    fd = open_out_subdir(fd.get(), parts[i], shown);
+  }
+  return fd;
+}
+
+}  // namespace detail
+
+/// Everything both programs create under --out goes through make_out_dirs and write_out_file:
+/// the one way to write there. `root` is the --out folder as the user gave it (made when
+/// missing); every folder and file below it is created relative to the folder's descriptor
+/// (mkdirat, openat with O_NOFOLLOW and O_EXCL, renameat), so a symbolic link planted at any
+/// name inside --out never redirects a write: a linked folder is refused with an error that
+/// names it, a linked file is replaced, never written through. `rel` must be relative, without
+/// "." or "..".
+/// @throws gpusched::parse_error naming the path when it cannot be made or written.
+inline void make_out_dirs(const std::filesystem::path& root, const std::filesystem::path& rel) {
+  const auto parts = detail::out_components(root, rel);
+  (void)detail::open_out_dirs(root, parts, parts.size());
+}
+
+/// Checks before any work that the --out folder `root` can be made and written (the programs
+/// call it first: nothing runs for an output that cannot be kept).
+inline void check_out_root(const std::filesystem::path& root) {
+  std::error_code ec;
+  std::filesystem::create_directories(root, ec);
+  if (ec) detail::out_error(root, "cannot create the folder: " + ec.message() + " (nothing was run)");
+  const auto fd = detail::open_out_root(root);
+  if (::faccessat(fd.get(), ".", W_OK, 0) != 0) {
+    detail::out_error(root, std::string("cannot write into the folder: ") + std::strerror(errno) +
+                                " (nothing was run)");
+  }
+}
+
+/// Writes `text` to `root / rel` whole: to `<name>.partial` first (a leftover of that name, or
+/// a link planted there, is removed, and the temporary is created with O_EXCL | O_NOFOLLOW),
+/// then renamed over the name, so an interrupted run never leaves a file that looks complete
+/// and a link at the name is replaced by the file. Folders on the way are made as by
+/// make_out_dirs. `executable` adds the owner's and group's execute bits.
+/// @throws gpusched::parse_error naming the file when it cannot be written.
+inline void write_out_file(const std::filesystem::path& root, const std::filesystem::path& rel,
+                           std::string_view text, bool executable = false) {
+  const auto parts = detail::out_components(root, rel);
+  const auto dir = detail::open_out_dirs(root, parts, parts.size() - 1);
+  const std::string& name = parts.back();
+  const std::string tmp = name + ".partial";
+  const std::filesystem::path shown = root / rel;
+  if (::unlinkat(dir.get(), tmp.c_str(), 0) != 0 && errno != ENOENT) {
+    detail::out_error(shown.string() + ".partial",
+                      std::string("cannot remove the leftover temporary: ") + std::strerror(errno));
+  }
+  const mode_t mode = executable ? 0775 : 0664;
+  detail::fd_holder f(
+      ::openat(dir.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (f.get() < 0) {
+    throw gpusched::parse_error(shown.string() + ".partial", 0, "file",
+                                std::string("cannot write: ") + std::strerror(errno));
+  }
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ::ssize_t n = ::write(f.get(), text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = std::strerror(errno);
+      f.reset();
+      (void)::unlinkat(dir.get(), tmp.c_str(), 0);
+      throw gpusched::parse_error(shown.string() + ".partial", 0, "file",
+                                  "write failed (disk full?): " + why);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (executable) (void)::fchmod(f.get(), mode);  // the umask may have taken the bits
+  f.reset();
+  if (::renameat(dir.get(), tmp.c_str(), dir.get(), name.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    (void)::unlinkat(dir.get(), tmp.c_str(), 0);
+    throw gpusched::parse_error(shown.string(), 0, "file", "cannot put the file in place: " + why);
+  }
 }
 
 /// SHA-256 (FIPS 180-4) of a byte stream, fed in pieces. O(bytes).

@@ -3,7 +3,7 @@
 #include "replay.hpp"
 
 #include "cells.hpp"    // run_cells, grid_progress
-#include "outputs.hpp"  // write_file, run_record
+#include "outputs.hpp"  // check_out_root, make_out_dirs, write_out_file, run_record
 
 #include <algorithm>  // std::all_of
 #include <atomic>
@@ -674,19 +674,10 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
   if (!o.out_dir.empty()) {
     g_stage = "preparing --out " + o.out_dir;
     const std::filesystem::path root(o.out_dir);
-    for (const auto& c : comps) {
-      const auto dir = root / c.label;
-      std::error_code ec;
-      if (std::filesystem::is_symlink(dir, ec)) {
-        throw gs::parse_error(dir.string(), 0, "--out",
-                              "is a symbolic link: refusing to write through it (remove it)");
-      }
-      std::filesystem::create_directories(dir, ec);
-      if (ec) {
-        throw gs::parse_error(dir.string(), 0, "--out",
-                              "cannot create the folder: " + ec.message() + " (nothing was run)");
-      }
-    }
+    check_out_root(root);
+    // Each composition's folder, component by component, never through a link (a default
+    // label can name nested folders).
+    for (const auto& c : comps) make_out_dirs(root, c.label);
     run_record rec(o.program, o.command);
     const auto colon = o.trace.find(':');
     const std::string kind = o.trace.substr(0, colon);
@@ -715,7 +706,7 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
                            {"preemption", gs::detail::json_string(p.preemption)}});
     }
     rec.add_raw("compositions", list + "\n  ]");
-    write_file(root / "run.json", rec.text());
+    write_out_file(root, "run.json", rec.text());
   }
   struct extra_figures {
     gs::locality_tally locality;
@@ -836,16 +827,17 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     }
     if (!o.out_dir.empty()) {
       g_stage = "writing the results of '" + c.label + "' under " + o.out_dir;
-      const std::filesystem::path dir = std::filesystem::path(o.out_dir) / c.label;
+      const std::filesystem::path root(o.out_dir);
+      const std::filesystem::path dir(c.label);
       std::ostringstream a, b, d, e;
       gs::write_summary_json(a, results.back());
       gs::write_jobs_csv(b, run.records, tr.tenants);
       gs::write_samples_csv(d, run.samples);
       gs::write_tenants_csv(e, results.back());
-      write_file(dir / "summary.json", a.str());
-      write_file(dir / "jobs.csv", b.str());
-      write_file(dir / "samples.csv", d.str());
-      write_file(dir / "tenants.csv", e.str());
+      write_out_file(root, dir / "summary.json", a.str());
+      write_out_file(root, dir / "jobs.csv", b.str());
+      write_out_file(root, dir / "samples.csv", d.str());
+      write_out_file(root, dir / "tenants.csv", e.str());
       const auto& lt = extra[ci].locality;
       const auto& w = extra[ci].urgent_wait_s;
       const auto wait = [&](double v) {
@@ -858,7 +850,7 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
         << "," << lt.node_sized << "," << lt.node_sized_one << "," << urgent << ","
         << extra[ci].urgent_started << "," << wait(w.mean) << "," << wait(w.p95) << ","
         << wait(w.max) << "\n";
-      write_file(dir / "placement_urgent.csv", g.str());
+      write_out_file(root, dir / "placement_urgent.csv", g.str());
     }
   };
   g_stage = comps.size() == 1 ? "replaying composition '" + comps.front().label + "'"
@@ -869,7 +861,7 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     g_stage = "writing " + o.out_dir + "/summary.csv";
     std::ostringstream s;
     gs::write_summary_csv(s, results);
-    write_file(std::filesystem::path(o.out_dir) / "summary.csv", s.str());
+    write_out_file(o.out_dir, "summary.csv", s.str());
   }
   if (!o.quiet) {
     out << "trace " << tr.source << ": " << tr.jobs.size() << " jobs; cluster ";
