@@ -56,7 +56,8 @@ inline double to_double(const std::string& s, const char* what) {
   return r.value;
 }
 
-/// "42-51", "42,43,50" or "7"; at most 10,001 seeds in a range.
+/// "42-51", "42,43,50" or "7"; at most 10,001 seeds in a range, 100,000 in all; any seed in
+/// 0..2^64-1 (a range may end there).
 inline std::vector<std::uint64_t> parse_seeds(const std::string& s) {
   std::vector<std::uint64_t> out;
   for (const auto& part : split_nonempty(s, ',')) {
@@ -67,8 +68,12 @@ inline std::vector<std::uint64_t> parse_seeds(const std::string& s) {
     }
     const auto lo = to_u64(part.substr(0, dash), "--seeds");
     const auto hi = to_u64(part.substr(dash + 1), "--seeds");
-    if (hi < lo || hi - lo > 10000) throw usage_error("--seeds: bad range '" + part + "'");
-    for (auto v = lo; v <= hi; ++v) out.push_back(v);
+    if (hi < lo) throw usage_error("--seeds: bad range '" + part + "' (the end is below the start)");
+    if (hi - lo > 10000) {
+      throw usage_error("--seeds: range '" + part + "' holds more than 10,001 seeds");
+    }
+    // Counted, not compared with `hi`: a range ending at 2^64-1 would never end otherwise.
+    for (std::uint64_t k = 0; k <= hi - lo; ++k) out.push_back(lo + k);
     if (out.size() > 100000) throw usage_error("--seeds: more than 100,000 seeds");
   }
   if (out.empty()) throw usage_error("--seeds: no seed given");

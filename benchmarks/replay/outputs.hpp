@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
@@ -281,20 +282,50 @@ struct file_digest {
   std::string sha256;
   std::uintmax_t bytes = 0;
 };
-inline file_digest digest_file(const std::string& path) {
-  std::ifstream in = gpusched::open_input(path);
-  sha256 h;
-  file_digest d;
-  std::string buf(1 << 16, '\0');
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    const auto n = static_cast<std::size_t>(in.gcount());
-    h.update(std::string_view(buf.data(), n));
-    d.bytes += n;
+/// The input files of one run, each read once: the loaders parse the bytes kept here and
+/// run.json records the SHA-256 and size of those same bytes. So a trace read from a pipe or a
+/// FIFO (`--trace philly:<(zcat t.gz)`, `/dev/stdin`) is hashed as it streams, and a file that
+/// changes during the run is recorded as it was read. Reading a path again returns the kept
+/// bytes (a pipe cannot be read twice). Not thread-safe; read before the cells start.
+class input_files {
+ public:
+  /// The bytes of `path`, read on the first call. @throws parse_error (line 0, field `file`)
+  /// naming the path (a NUL in it, a directory, cannot open, a read error).
+  const std::string& read(const std::string& path) {
+    for (const auto& f : files_) {
+      if (f.path == path) return f.text;
+    }
+    std::ifstream in = gpusched::open_input(path);
+    entry e{path, {}, {}};
+    sha256 h;
+    std::string buf(1 << 16, '\0');
+    while (in) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      const auto n = static_cast<std::size_t>(in.gcount());
+      h.update(std::string_view(buf.data(), n));
+      e.text.append(buf.data(), n);
+    }
+    if (in.bad()) throw gpusched::parse_error(path, 0, "file", "read error");
+    e.digest = {h.hex(), e.text.size()};
+    files_.push_back(std::move(e));
+    return files_.back().text;
   }
-  d.sha256 = h.hex();
-  return d;
-}
+  /// The digest of what `read(path)` returned (reading it first if it was not read).
+  file_digest digest(const std::string& path) {
+    (void)read(path);
+    for (const auto& f : files_) {
+      if (f.path == path) return f.digest;
+    }
+    return {};
+  }
+
+ private:
+  struct entry {
+    std::string path, text;
+    file_digest digest;
+  };
+  std::deque<entry> files_;  // few, in the order read; a deque keeps returned references valid
+};
 
 /// The current time as UTC ISO 8601 to the second, e.g. `2026-12-05T14:50:00Z`.
 inline std::string utc_now() {
@@ -335,9 +366,13 @@ class run_record {
   void add_raw(const std::string& key, std::string value) {
     fields_.emplace_back(key, std::move(value));
   }
-  /// An input file under `role`: its path as given, SHA-256 and size.
-  void add_input(const std::string& role, const std::string& path) {
-    const auto d = digest_file(path);
+  /// An input file under `role`: its path as given, and the SHA-256 and size of the bytes the
+  /// run read from it (`input_files`).
+  void add_input(const std::string& role, const std::string& path, input_files& files) {
+    add_input(role, path, files.digest(path));
+  }
+  /// An input file under `role` with the digest of what was read from it.
+  void add_input(const std::string& role, const std::string& path, const file_digest& d) {
     inputs_ += std::string(inputs_.empty() ? "" : ",") + "\n    {\"role\": " +
                gpusched::detail::json_string(role) +
                ", \"path\": " + gpusched::detail::json_string(path) +

@@ -231,7 +231,8 @@ inline void write_summary_json(std::ostream& os, const sim_summary& s) {
        << ", \"allocated_gpu_h\": " << detail::json_num(t.allocated_gpu_hours)
        << ", \"share\": " << detail::json_num(t.share)
        << ", \"entitlement\": " << detail::json_num(t.entitlement)
-       << ", \"mean_jct_s\": " << detail::json_num(t.mean_jct_s) << "}";
+       << ", \"mean_jct_s\": "
+       << (t.finished > 0 ? detail::json_num(t.mean_jct_s) : std::string("null")) << "}";
   }
   os << (s.tenants.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }
