@@ -48,6 +48,8 @@ struct options {
   double mtbf_h = 0, repair_h = 1;
   double gpu_mtbf_h = 0, gpu_repair_h = 1;
   double time_limit_days = 0;
+  /// --max-cycles: the run stops after this many scheduling cycles (0: no limit).
+  std::uint64_t max_cycles = 10'000'000;
   double arrival_scale = 1;
   double ck_interval_s = 0, ck_cost_s = 0, restore_s = 0;
   bool graceful = false;
@@ -203,6 +205,8 @@ void apply_one(options& o, const std::string& k, const std::string& v) {
     o.time_limit_days = to_duration(k, v, 8.64e7);
     if (o.time_limit_days > 1e9)
       throw usage_error{"--" + k + ": '" + v + "' is too large (at most 1e9)"};
+  } else if (k == "max-cycles") {
+    o.max_cycles = to_whole<std::uint64_t>(k, v);
   } else if (k == "arrival-scale") {
     o.arrival_scale = to_number(k, v);
     if (o.arrival_scale <= 0) throw usage_error{"--arrival-scale: '" + v + "' is not above 0"};
@@ -384,6 +388,7 @@ constexpr option_doc kOptions[] = {
     {"gpu-mtbf-hours", "H", "mean time between failures per GPU (default 0: none); a failed GPU interrupts only the jobs holding it"},
     {"gpu-repair-hours", "H", "repair time of a failed GPU (default 1)"},
     {"time-limit-days", "D", "stop D simulated days after the first event (default 0: none); jobs not finished by then are reported as unfinished"},
+    {"max-cycles", "N", "stop after N scheduling cycles (default 10,000,000; 0: no limit); jobs not finished by then are reported as unfinished, and the run says it stopped there. Bounds --trigger SECONDS behind a very long job (a cycle at every tick while a job waits)"},
     {"checkpoint-interval-s", "S", "periodic checkpoint interval of every job (default 0: none; otherwise at least 1)"},
     {"checkpoint-cost-s", "S", "time to write a checkpoint (default 0)"},
     {"restore-cost-s", "S", "time to restore after a restart (default 0)"},
@@ -756,6 +761,7 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
   cfg.gpu_repair_time = gs::sim_duration{static_cast<std::int64_t>(o.gpu_repair_h * 3.6e6)};
   cfg.time_limit = gs::sim_duration{static_cast<std::int64_t>(o.time_limit_days * 8.64e7)};
   cfg.preemption_saves_progress = o.graceful;
+  cfg.max_cycles = o.max_cycles;
   cfg.sample_interval = gs::sim_duration{static_cast<std::int64_t>(o.sample_s * 1000)};
   if (o.trigger != "event") {
     cfg.trigger = gs::cycle_trigger::interval;
@@ -839,6 +845,8 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     gs::distribution urgent_wait_s;
     std::size_t urgent_started = 0;
     bool stopped_at_limit = false;
+    bool stopped_at_cycle_limit = false;
+    double end_s = 0;  ///< simulated seconds from the first event to the end of the run
   };
   std::vector<extra_figures> extra(comps.size());
   std::vector<gs::sim_summary> results;
@@ -920,6 +928,14 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     const double secs = run.secs;
     results.push_back(run.summary);
     extra[ci].stopped_at_limit = run.totals.stopped_at_limit;
+    extra[ci].stopped_at_cycle_limit = run.totals.stopped_at_cycle_limit;
+    extra[ci].end_s = static_cast<double>((run.totals.end - run.totals.start).count()) / 1000.0;
+    if (run.totals.stopped_at_cycle_limit) {
+      err << "replay: " << c.label << ": stopped after " << o.max_cycles
+          << " scheduling cycles (--max-cycles), " << gs::detail::num(extra[ci].end_s, "%.0f")
+          << " simulated seconds in; the jobs not finished by then are reported as unfinished "
+             "(raise --max-cycles, or use a longer --trigger)\n";
+    }
     if (run.totals.samples_capped) {
       err << "replay: " << c.label << ": the time series stops after " << cfg.max_samples
           << " samples (every " << o.sample_s
@@ -999,6 +1015,12 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     }
     gs::print_table(out, results);
     for (std::size_t ci = 0; ci < comps.size(); ++ci) {
+      if (extra[ci].stopped_at_cycle_limit) {
+        out << comps[ci].label << ": stopped at the cycle limit (--max-cycles " << o.max_cycles
+            << ") after " << gs::detail::num(extra[ci].end_s, "%.0f") << " simulated seconds; "
+            << results[ci].unfinished << " of the " << results[ci].jobs
+            << " jobs that arrived by then did not finish\n";
+      }
       if (!extra[ci].stopped_at_limit) continue;
       out << comps[ci].label << ": stopped at the time limit (" << o.time_limit_days << " days); "
           << results[ci].unfinished << " of the " << results[ci].jobs
