@@ -80,6 +80,8 @@ struct job_issue {
   std::int64_t job = 0;  ///< Slurm job id (0 for a node issue)
   std::string field;     ///< the Slurm field, e.g. `tres_per_node`
   std::string message;   ///< a sentence naming job and field
+  /// The job as Slurm names it when that is not `job` (`7_3` for an array task).
+  std::string slurm_job;
 };
 
 /// @brief What `build_model` needs besides the JSON.
@@ -98,6 +100,16 @@ struct model {
   std::unordered_map<std::int64_t, job_record> jobs;         ///< every job read, by id
   /// The snapshot's time (`model_options::now_unix`) as scheduler time.
   sim_time now{};
+  /// Slurm's name of a model job where it is not the job id itself (`7_3`: task 3 of array
+  /// 7); see `address`.
+  std::unordered_map<std::uint32_t, std::string> addresses;
+
+  /// The name Slurm knows job `j` by, as every command and JSON line gives it: the job id
+  /// (`12`), or `ARRAY_TASK` (`7_3`) for an array task. O(1).
+  [[nodiscard]] std::string address(job_id j) const {
+    const auto it = addresses.find(j.value());
+    return it == addresses.end() ? std::to_string(j.value()) : it->second;
+  }
 
   /// The tenant name of `t` ("" when unknown). O(tenants).
   [[nodiscard]] std::string tenant_name(tenant_id t) const {
@@ -266,7 +278,7 @@ struct per_node {
 inline std::optional<per_node> per_node_request(const job_record& j, job_issue& issue) {
   const auto bad = [&](std::string field, std::string msg) {
     issue = {j.id, field, "job " + std::to_string(j.id) + (j.name.empty() ? "" : " '" + j.name + "'") +
-                              ": field '" + field + "': " + msg + "; the job is left held"};
+                              ": field '" + field + "': " + msg + "; the job is left held", {}};
     return std::nullopt;
   };
   per_node r;
@@ -397,7 +409,8 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
       m.issues.push_back({0, "gres",
                           "node '" + n.name + "': field 'gres' = '" + n.gres +
                               "': two GPU types on one node are not modelled; the node is left "
-                              "out"});
+                              "out",
+                          {}});
       continue;
     }
     node_spec s;
@@ -555,7 +568,7 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
     if (!detail::held(j) || !detail::in_partition(j.partition, opt.partition)) continue;
     const std::string who = "job " + std::to_string(j.id) + (j.name.empty() ? "" : " '" + j.name + "'");
     const auto issue = [&](std::string field, std::string msg) {
-      m.issues.push_back({j.id, field, who + ": field '" + field + "': " + msg + "; the job is left held"});
+      m.issues.push_back({j.id, field, who + ": field '" + field + "': " + msg + "; the job is left held", {}});
     };
     if (j.id <= 0 || j.id >= 0xFFFF0000) {
       issue("job_id", "out of the model's range");

@@ -274,7 +274,8 @@ TEST_CASE("cycle: a 2-node gang goes on two distinct nodes, commands set the lis
   CHECK(set < rel);
   // decisions as JSON lines
   const auto js = sl::decision_json(m, *d);
-  CHECK(js["job"] == 2);
+  CHECK(js["event"] == "decision");
+  CHECK(js["job"] == "2");
   CHECK(js["verdict"] == "admit");
   CHECK(js["nodes"].size() == 2);
   CHECK(js["tenant"] == "teama");
@@ -326,7 +327,7 @@ TEST_CASE("cycle: preemption signals the victim, waits the grace, requeues it he
   REQUIRE(r.decisions[0].kind == gs::verdict::admit);
   REQUIRE(r.decisions[0].victims.size() == 1);
   const auto plan = sl::plan_commands(m, r, {.signal = "USR1", .grace_seconds = 5});
-  CHECK(sl::clear_nodes(10).text() == "scontrol update JobId=10 NodeList=");
+  CHECK(sl::clear_nodes(plan.starts[0]).text() == "scontrol update JobId=10 NodeList=");
   REQUIRE(plan.signals.size() == 1);
   const auto victim = plan.signals[0].job;
   CHECK(plan.signals[0].text() == "scancel --signal=USR1 --full " + std::to_string(victim));
