@@ -5,13 +5,13 @@
 //
 //   gpusched-slurm [--once | --interval SECONDS] [--dry-run] [--json]
 //                  [--policy ordering=drf,admission=gang-easy,placement=topology,preemption=...]
-//                  [--partition NAME] [--topology FILE] [--signal SIG] [--grace SECONDS]
+//                  [--partition NAME[,NAME...]] [--topology FILE] [--signal SIG] [--grace SECONDS]
 //                  [--timeout SECONDS]
 //   gpusched-slurm gres-links --nodes HOSTLIST [--type T] (--topo FILE | --model NAME)
 //                  [--file-prefix /dev/nvidia]
 //
 // Exit status: 0 after a clean run; 1 when Slurm did not answer, answered something unreadable,
-// or a command failed; 2 for a usage error.
+// or a command failed; 2 for a usage error (an unknown --partition included).
 //
 // --json: stdout carries only JSON objects, one a line, each with an "event": "issue" (a job
 // left held, a node left out), "decision", "command" (with "dry_run", and once it ran
@@ -39,6 +39,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gpusched/core/random.hpp>
@@ -46,6 +47,7 @@
 #include <gpusched/topology/node_topology.hpp>
 #include <gpusched/topology/topo_text.hpp>
 #include <gpusched/slurm/commands.hpp>
+#include <gpusched/slurm/cycle.hpp>
 #include <gpusched/slurm/gres_links.hpp>
 #include <gpusched/slurm/model.hpp>
 #include <gpusched/slurm/snapshot.hpp>
@@ -189,7 +191,7 @@ void usage(std::ostream& o) {
   o << "usage: gpusched-slurm [--once | --interval SECONDS] [--dry-run] [--json]\n"
        "                      [--policy ordering=NAME,admission=NAME,packing=NAME,placement=NAME,"
        "preemption=NAME]\n"
-       "                      [--partition NAME] [--topology topology.conf] [--signal SIG]\n"
+       "                      [--partition NAME[,NAME...]] [--topology topology.conf] [--signal SIG]\n"
        "                      [--grace SECONDS] [--timeout SECONDS]\n"
        "       gpusched-slurm gres-links --nodes HOSTLIST [--type T] (--topo FILE | --model "
        "NAME) [--file-prefix /dev/nvidia]\n"
@@ -264,36 +266,47 @@ struct output {
 
 /// One cycle; returns the exit status.
 int cycle(const options& o, const output& out) {
-  const std::string jobs_text = query({"squeue", "--json"}, o.timeout);
-  const std::string nodes_text = query({"sinfo", "--json"}, o.timeout);
-  const auto jobs = sl::parse_squeue(jobs_text);
-  const auto nodes = sl::parse_sinfo(nodes_text);
-  auto m = sl::build_model(nodes, jobs,
-                           {.partition = o.partition,
-                            .now_unix = static_cast<std::int64_t>(std::time(nullptr))});
-  gs::policy_inputs inputs;
+  // each answer is read as soon as it comes: the first failure is the one reported
+  auto jobs = sl::parse_squeue(query({"squeue", "--json"}, o.timeout));
+  const auto nodes = sl::parse_sinfo(query({"sinfo", "--json"}, o.timeout));
+  const auto partitions =
+      sl::parse_partitions(query({"scontrol", "--all", "--oneliner", "show", "partition"}, o.timeout));
+  std::string topology_text;
   if (!o.topology.empty()) {
     std::ifstream in(o.topology);
     if (!in) throw std::runtime_error("cannot read topology file '" + o.topology + "'");
     std::stringstream ss;
     ss << in.rdbuf();
-    auto topo = std::make_shared<gs::topology_model>(sl::parse_topology_conf(ss.str(), m.book.state()));
-    topo->check(m.book.state());
-    inputs.topology = topo;
+    topology_text = ss.str();
   }
-  for (const auto& i : m.issues) {
+  gs::policy_registry reg;
+  const auto outcome = sl::schedule_cycle(
+      nodes, std::move(jobs), partitions,
+      {.partitions = o.partition,
+       .now_unix = static_cast<std::int64_t>(std::time(nullptr)),
+       .plan = {.signal = o.signal, .grace_seconds = o.grace}},
+      [&](sl::model& m) {
+        gs::policy_inputs inputs;
+        if (!o.topology.empty()) {
+          auto topo = std::make_shared<gs::topology_model>(
+              sl::parse_topology_conf(topology_text, m.book.state()));
+          topo->check(m.book.state());
+          inputs.topology = topo;
+        }
+        auto pipe = reg.make_pipeline(o.policy, inputs);  // one per partition: no shared state
+        gs::random_engine rng(1);
+        return pipe.schedule(m.book, m.pending, m.now, rng);
+      });
+  for (const auto& i : outcome.issues) {
     out.object(sl::issue_json(i));
     out.text("issue: " + i.message);
   }
-  gs::policy_registry reg;
-  auto pipe = reg.make_pipeline(o.policy, inputs);
-  gs::random_engine rng(1);
-  const auto result = pipe.schedule(m.book, m.pending, m.now, rng);
-  for (const auto& d : result.decisions) {
-    out.object(sl::decision_json(m, d));
-    out.text(sl::decision_text(m, d));
+  for (std::size_t k = 0; k < outcome.reported.size(); ++k) {
+    const auto [m, d] = outcome.decision_at(k);
+    out.object(sl::decision_json(*m, *d));
+    out.text(sl::decision_text(*m, *d));
   }
-  const auto plan = sl::plan_commands(m, result, {.signal = o.signal, .grace_seconds = o.grace});
+  const auto& plan = outcome.plan;
   if (o.dry_run) {
     const auto show = [&](const sl::command& c) {
       out.object(sl::command_json(c, true));
@@ -343,12 +356,13 @@ int cycle(const options& o, const output& out) {
     const auto& release = plan.starts[k + 1];
     // a job admitted on the nodes of a victim that was not requeued stays held
     std::string blocked;
-    for (const auto& d : result.decisions) {
-      if (static_cast<std::int64_t>(d.job.value()) != set.job) continue;
-      for (gs::job_id v : d.victims) {
+    for (std::size_t r = 0; r < outcome.reported.size(); ++r) {
+      const auto [m, d] = outcome.decision_at(r);
+      if (static_cast<std::int64_t>(d->job.value()) != set.job) continue;
+      for (gs::job_id v : d->victims) {
         if (std::find(not_requeued.begin(), not_requeued.end(),
                       static_cast<std::int64_t>(v.value())) != not_requeued.end()) {
-          blocked = m.address(v);
+          blocked = m->address(v);
         }
       }
     }
@@ -451,6 +465,10 @@ int main(int argc, char** argv) {
     try {
       status = cycle(o, out);
     } catch (const gs::invalid_value_error& e) {  // unreadable or failed answer: nothing ran
+      if (e.id() == gs::error_id::unknown_name && e.where() == "--partition") {
+        out.error(e.what());  // a usage error found once Slurm answered
+        return 2;
+      }
       out.error(std::string(e.what()) + "; nothing was changed");
       status = 1;
       if (o.once) return status;

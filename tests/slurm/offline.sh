@@ -25,7 +25,8 @@ check() { # check DESCRIPTION COMMAND...
   if "$@"; then echo "  ok: ${what}"; else echo "FAIL: ${what}"; failures=$((failures + 1)); fi
 }
 
-# fake_clients SQUEUE_JSON SINFO_JSON: the four clients in WORK/bin
+# fake_clients SQUEUE_JSON SINFO_JSON PARTITIONS_TEXT: the four clients in WORK/bin
+# (scontrol answers `show partition` with PARTITIONS_TEXT)
 fake_clients() {
   cat >"${work}/bin/squeue" <<SH
 #!/bin/sh
@@ -39,6 +40,7 @@ SH
   for c in scontrol scancel; do
     cat >"${work}/bin/${c}" <<SH
 #!/bin/sh
+case "\$*" in *"show partition"*) cat '$3'; exit 0 ;; esac
 echo "${c} \$*" >>'${work}/commands.log'
 if [ -n "\${FAKE_FAIL:-}" ]; then
   case "${c} \$*" in \${FAKE_FAIL}) echo "${c}: error: fake failure" >&2; exit 1 ;; esac
@@ -71,7 +73,8 @@ PY
 events() { python3 -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l)["event"] == sys.argv[2]))' "$1" "$2"; }
 
 scenario_json() {
-  fake_clients "${data}/squeue-mixed.json" "${data}/sinfo-drained.json"
+  head -n1 "${data}/scontrol-partitions.txt" >"${work}/partitions.txt" # gpu: n[1-4]
+  fake_clients "${data}/squeue-mixed.json" "${data}/sinfo-drained.json" "${work}/partitions.txt"
   PATH="${work}/bin:${PATH}" "${bin}" --once --json --policy ordering=fifo,admission=gang \
     >"${work}/out.json" 2>"${work}/err.txt"
   local rc=$?

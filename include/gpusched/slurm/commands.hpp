@@ -49,6 +49,9 @@ struct command {
   std::vector<std::string> argv;
   /// The job as the command names it (`12`, or `7_3` for task 3 of array 7).
   std::string target;
+  /// For a `set_nodes` that also moves a job naming several partitions into one: the job's
+  /// partition list before (`a,b`), which `clear_nodes` puts back. Empty otherwise.
+  std::string partition_before;
 
   /// The command line as a shell would show it (arguments need no quoting).
   [[nodiscard]] std::string text() const {
@@ -124,33 +127,41 @@ struct cycle_plan {
     const auto id = static_cast<std::int64_t>(v.value());
     const std::string name = m.address(v);
     plan.signals.push_back({command::action::signal, id,
-                            {"scancel", "--signal=" + opt.signal, "--full", name}, name});
+                            {"scancel", "--signal=" + opt.signal, "--full", name}, name, {}});
     plan.requeues.push_back(
-        {command::action::requeue, id, {"scontrol", "requeuehold", name}, name});
+        {command::action::requeue, id, {"scontrol", "requeuehold", name}, name, {}});
   }
   if (!victims.empty()) plan.grace_seconds = opt.grace_seconds;
   for (const auto& d : r.decisions) {
     if (d.kind != verdict::admit) continue;
     const auto id = static_cast<std::int64_t>(d.job.value());
     const std::string name = m.address(d.job);
-    command set{command::action::set_nodes, id,
-                {"scontrol", "update", "JobId=" + name,
-                 "NodeList=" + join_hostlist(distinct_nodes(m, d.placement))},
-                name};
-    // Slurm delays a requeued job (reason BeginTime); the decision is to start it now
-    if (const auto it = m.jobs.find(id); it != m.jobs.end() && it->second.restart_count > 0) {
-      set.argv.push_back("StartTime=now");
+    command set{command::action::set_nodes, id, {"scontrol", "update", "JobId=" + name}, name, {}};
+    const auto it = m.jobs.find(id);
+    // a job naming several partitions goes to the one that chose its nodes (Slurm tries the
+    // node list in the job's first partition only)
+    if (it != m.jobs.end() && !m.partition.empty() &&
+        it->second.partition.find(',') != std::string::npos) {
+      set.argv.push_back("Partition=" + m.partition);
+      set.partition_before = it->second.partition;
     }
+    set.argv.push_back("NodeList=" + join_hostlist(distinct_nodes(m, d.placement)));
+    // Slurm delays a requeued job (reason BeginTime); the decision is to start it now
+    if (it != m.jobs.end() && it->second.restart_count > 0) set.argv.push_back("StartTime=now");
     plan.starts.push_back(std::move(set));
-    plan.starts.push_back({command::action::release, id, {"scontrol", "release", name}, name});
+    plan.starts.push_back({command::action::release, id, {"scontrol", "release", name}, name, {}});
   }
   return plan;
 }
 
-/// The command that undoes a `set_nodes` (an empty node list), for a release that failed.
+/// The command that undoes a `set_nodes` (an empty node list, and the partition list back),
+/// for a release that failed.
 [[nodiscard]] inline command clear_nodes(const command& set) {
-  return {command::action::set_nodes, set.job,
-          {"scontrol", "update", "JobId=" + set.target, "NodeList="}, set.target};
+  command c{command::action::set_nodes, set.job, {"scontrol", "update", "JobId=" + set.target},
+            set.target, {}};
+  if (!set.partition_before.empty()) c.argv.push_back("Partition=" + set.partition_before);
+  c.argv.push_back("NodeList=");
+  return c;
 }
 
 /// @brief A command as a JSON object: `{"event":"command", "action", "job", "argv", "text",
@@ -226,6 +237,7 @@ struct cycle_plan {
   for (job_id x : d.victims) v.push_back(m.address(x));
   o["victims"] = v;
   if (spec != nullptr) o["tenant"] = m.tenant_name(spec->tenant);
+  if (!m.partition.empty()) o["partition"] = m.partition;
   return o;
 }
 
