@@ -5,13 +5,18 @@
 //
 //   gpusched-slurm [--once | --interval SECONDS] [--dry-run] [--json]
 //                  [--policy ordering=drf,admission=gang-easy,placement=topology,preemption=...]
-//                  [--partition NAME] [--topology FILE] [--signal SIG] [--grace SECONDS]
+//                  [--partition NAME[,NAME...]] [--topology FILE] [--signal SIG] [--grace SECONDS]
 //                  [--timeout SECONDS]
 //   gpusched-slurm gres-links --nodes HOSTLIST [--type T] (--topo FILE | --model NAME)
 //                  [--file-prefix /dev/nvidia]
 //
 // Exit status: 0 after a clean run; 1 when Slurm did not answer, answered something unreadable,
-// or a command failed; 2 for a usage error.
+// or a command failed; 2 for a usage error (an unknown --partition included).
+//
+// --json: stdout carries only JSON objects, one a line, each with an "event": "issue" (a job
+// left held, a node left out), "decision", "command" (with "dry_run", and once it ran
+// "status" ok / failed / timed-out and "error"), "wait" (the grace period), "error", "stopped".
+// Jobs are named as Slurm names them, as strings ("12", "7_3"). The human text goes to stderr.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -34,6 +39,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gpusched/core/random.hpp>
@@ -41,6 +47,7 @@
 #include <gpusched/topology/node_topology.hpp>
 #include <gpusched/topology/topo_text.hpp>
 #include <gpusched/slurm/commands.hpp>
+#include <gpusched/slurm/cycle.hpp>
 #include <gpusched/slurm/gres_links.hpp>
 #include <gpusched/slurm/model.hpp>
 #include <gpusched/slurm/snapshot.hpp>
@@ -184,7 +191,7 @@ void usage(std::ostream& o) {
   o << "usage: gpusched-slurm [--once | --interval SECONDS] [--dry-run] [--json]\n"
        "                      [--policy ordering=NAME,admission=NAME,packing=NAME,placement=NAME,"
        "preemption=NAME]\n"
-       "                      [--partition NAME] [--topology topology.conf] [--signal SIG]\n"
+       "                      [--partition NAME[,NAME...]] [--topology topology.conf] [--signal SIG]\n"
        "                      [--grace SECONDS] [--timeout SECONDS]\n"
        "       gpusched-slurm gres-links --nodes HOSTLIST [--type T] (--topo FILE | --model "
        "NAME) [--file-prefix /dev/nvidia]\n"
@@ -234,89 +241,152 @@ int gres_links_command(const std::vector<std::string>& args) {
   return 0;
 }
 
+/// Where the program writes: with --json, JSON objects (one a line) on stdout and the human
+/// text on stderr; without, the human text on stdout. Errors go to stderr either way.
+struct output {
+  bool json = false;
+  /// One JSON line (with --json only).
+  void object(const nlohmann::json& j) const {
+    if (!json) return;
+    std::cout << j.dump() << "\n";
+    std::cout.flush();
+  }
+  /// One line of human text.
+  void text(const std::string& line) const {
+    (json ? std::cerr : std::cout) << line << "\n";
+    (json ? std::cerr : std::cout).flush();
+  }
+  /// An error: on stderr, and as `{"event":"error"}` with --json.
+  void error(const std::string& message) const {
+    std::cerr << "gpusched-slurm: " << message << "\n";
+    std::cerr.flush();
+    object({{"event", "error"}, {"describe", message}});
+  }
+};
+
 /// One cycle; returns the exit status.
-int cycle(const options& o) {
-  const std::string jobs_text = query({"squeue", "--json"}, o.timeout);
-  const std::string nodes_text = query({"sinfo", "--json"}, o.timeout);
-  const auto jobs = sl::parse_squeue(jobs_text);
-  const auto nodes = sl::parse_sinfo(nodes_text);
-  auto m = sl::build_model(nodes, jobs,
-                           {.partition = o.partition,
-                            .now_unix = static_cast<std::int64_t>(std::time(nullptr))});
-  gs::policy_inputs inputs;
+int cycle(const options& o, const output& out) {
+  // each answer is read as soon as it comes: the first failure is the one reported
+  auto jobs = sl::parse_squeue(query({"squeue", "--json"}, o.timeout));
+  const auto nodes = sl::parse_sinfo(query({"sinfo", "--json"}, o.timeout));
+  const auto partitions =
+      sl::parse_partitions(query({"scontrol", "--all", "--oneliner", "show", "partition"}, o.timeout));
+  std::string topology_text;
   if (!o.topology.empty()) {
     std::ifstream in(o.topology);
     if (!in) throw std::runtime_error("cannot read topology file '" + o.topology + "'");
     std::stringstream ss;
     ss << in.rdbuf();
-    auto topo = std::make_shared<gs::topology_model>(sl::parse_topology_conf(ss.str(), m.book.state()));
-    topo->check(m.book.state());
-    inputs.topology = topo;
-  }
-  for (const auto& i : m.issues) {
-    if (o.json) {
-      nlohmann::json j{{"job", i.job}, {"verdict", "left-held"}, {"field", i.field},
-                       {"describe", i.message}};
-      std::cout << j.dump() << "\n";
-    } else {
-      std::cout << "issue: " << i.message << "\n";
-    }
+    topology_text = ss.str();
   }
   gs::policy_registry reg;
-  auto pipe = reg.make_pipeline(o.policy, inputs);
-  gs::random_engine rng(1);
-  const auto result = pipe.schedule(m.book, m.pending, m.now, rng);
-  for (const auto& d : result.decisions) {
-    if (o.json) {
-      std::cout << sl::decision_json(m, d).dump() << "\n";
-    } else {
-      const gs::job_spec* spec = nullptr;
-      for (const auto& p : m.pending) {
-        if (p.id == d.job) spec = &p;
-      }
-      std::cout << describe(d, m.book.state(), spec) << "\n";
-    }
+  const auto outcome = sl::schedule_cycle(
+      nodes, std::move(jobs), partitions,
+      {.partitions = o.partition,
+       .now_unix = static_cast<std::int64_t>(std::time(nullptr)),
+       .plan = {.signal = o.signal, .grace_seconds = o.grace}},
+      [&](sl::model& m) {
+        gs::policy_inputs inputs;
+        if (!o.topology.empty()) {
+          auto topo = std::make_shared<gs::topology_model>(
+              sl::parse_topology_conf(topology_text, m.book.state()));
+          topo->check(m.book.state());
+          inputs.topology = topo;
+        }
+        auto pipe = reg.make_pipeline(o.policy, inputs);  // one per partition: no shared state
+        gs::random_engine rng(1);
+        return pipe.schedule(m.book, m.pending, m.now, rng);
+      });
+  for (const auto& i : outcome.issues) {
+    out.object(sl::issue_json(i));
+    out.text("issue: " + i.message);
   }
-  const auto plan = sl::plan_commands(m, result, {.signal = o.signal, .grace_seconds = o.grace});
+  for (std::size_t k = 0; k < outcome.reported.size(); ++k) {
+    const auto [m, d] = outcome.decision_at(k);
+    out.object(sl::decision_json(*m, *d));
+    out.text(sl::decision_text(*m, *d));
+  }
+  const auto& plan = outcome.plan;
   if (o.dry_run) {
-    for (const auto& c : plan.signals) std::cout << "would run: " << c.text() << "\n";
-    if (plan.grace_seconds > 0) std::cout << "would wait: " << plan.grace_seconds << " s\n";
-    for (const auto& c : plan.requeues) std::cout << "would run: " << c.text() << "\n";
-    for (const auto& c : plan.starts) std::cout << "would run: " << c.text() << "\n";
-    std::cout.flush();
+    const auto show = [&](const sl::command& c) {
+      out.object(sl::command_json(c, true));
+      out.text("would run: " + c.text());
+    };
+    for (const auto& c : plan.signals) show(c);
+    if (plan.grace_seconds > 0) {
+      out.object({{"event", "wait"}, {"seconds", plan.grace_seconds}, {"dry_run", true}});
+      out.text("would wait: " + std::to_string(plan.grace_seconds) + " s");
+    }
+    for (const auto& c : plan.requeues) show(c);
+    for (const auto& c : plan.starts) show(c);
     return 0;
   }
   int status = 0;
   const auto exec = [&](const sl::command& c) {
-    std::cout << "run: " << c.text() << "\n";
-    std::cout.flush();
+    out.text("run: " + c.text());
     const auto r = run(c.argv, o.timeout);
-    if (r.status == 0) return true;
-    std::cerr << "gpusched-slurm: '" << c.text() << "' "
-              << (r.timed_out ? std::string("did not answer in time")
-                              : "failed: " + first_line(r.err.empty() ? r.out : r.err))
-              << "\n";
+    auto j = sl::command_json(c, false);
+    if (r.status == 0) {
+      j["status"] = "ok";
+      out.object(j);
+      return true;
+    }
+    const std::string why = r.timed_out ? std::string("did not answer in time")
+                                        : "failed: " + first_line(r.err.empty() ? r.out : r.err);
+    j["status"] = r.timed_out ? "timed-out" : "failed";
+    if (!r.timed_out) j["exit"] = r.status;
+    j["error"] = why;
+    out.object(j);
+    std::cerr << "gpusched-slurm: '" << c.text() << "' " << why << "\n";
     status = 1;
     return false;
   };
   for (const auto& c : plan.signals) exec(c);
   if (plan.grace_seconds > 0) {
+    out.object({{"event", "wait"}, {"seconds", plan.grace_seconds}, {"dry_run", false}});
     std::this_thread::sleep_for(
         std::chrono::milliseconds(static_cast<long long>(plan.grace_seconds * 1000)));
   }
-  for (const auto& c : plan.requeues) exec(c);
+  std::vector<std::int64_t> not_requeued;  // victims still running: their nodes are not free
+  for (const auto& c : plan.requeues) {
+    if (!exec(c)) not_requeued.push_back(c.job);
+  }
   for (std::size_t k = 0; k + 1 < plan.starts.size(); k += 2) {
-    // the release only after the whole node list was set: nothing is half-released
-    if (!exec(plan.starts[k])) {
-      std::cerr << "gpusched-slurm: job " << plan.starts[k].job << " stays held\n";
+    const auto& set = plan.starts[k];
+    const auto& release = plan.starts[k + 1];
+    // a job admitted on the nodes of a victim that was not requeued stays held
+    std::string blocked;
+    for (std::size_t r = 0; r < outcome.reported.size(); ++r) {
+      const auto [m, d] = outcome.decision_at(r);
+      if (static_cast<std::int64_t>(d->job.value()) != set.job) continue;
+      for (gs::job_id v : d->victims) {
+        if (std::find(not_requeued.begin(), not_requeued.end(),
+                      static_cast<std::int64_t>(v.value())) != not_requeued.end()) {
+          blocked = m->address(v);
+        }
+      }
+    }
+    if (!blocked.empty()) {
+      out.error("job " + set.target + " stays held: its victim " + blocked +
+                " was not requeued");
+      status = 1;
       continue;
     }
-    if (!exec(plan.starts[k + 1])) {
+    // the release only after the whole node list was set: nothing is half-released
+    if (!exec(set)) {
+      out.error("job " + set.target + " stays held");
+      continue;
+    }
+    if (!exec(release)) {
       // not released: take the node list back, so the job is held as it was
-      exec(sl::clear_nodes(plan.starts[k].job));
+      if (exec(sl::clear_nodes(set))) {
+        out.error("job " + set.target + " stays held (its node list was cleared)");
+      } else {
+        out.error("job " + set.target + " stays held, but its node list could not be cleared: "
+                  "scontrol update JobId=" + set.target + " NodeList=");
+      }
     }
   }
-  std::cout.flush();
   return status;
 }
 
@@ -389,16 +459,21 @@ int main(int argc, char** argv) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
 
+  const output out{.json = o.json};
   int status = 0;
   for (long cycles = 0;; ++cycles) {
     try {
-      status = cycle(o);
+      status = cycle(o, out);
     } catch (const gs::invalid_value_error& e) {  // unreadable or failed answer: nothing ran
-      std::cerr << "gpusched-slurm: " << e.what() << "; nothing was changed\n";
+      if (e.id() == gs::error_id::unknown_name && e.where() == "--partition") {
+        out.error(e.what());  // a usage error found once Slurm answered
+        return 2;
+      }
+      out.error(std::string(e.what()) + "; nothing was changed");
       status = 1;
       if (o.once) return status;
     } catch (const std::exception& e) {
-      std::cerr << "gpusched-slurm: " << e.what() << "\n";
+      out.error(e.what());
       status = 1;
       if (o.once) return status;
     }
@@ -410,6 +485,7 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     if (g_stop) {
+      out.object({{"event", "stopped"}, {"cycles", cycles + 1}});
       std::cerr << "gpusched-slurm: stopped after " << cycles + 1 << " cycles\n";
       return 0;
     }

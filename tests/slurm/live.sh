@@ -4,7 +4,7 @@
 #   tests/slurm/live.sh GPUSCHED_SLURM_BINARY WORK_DIR [SCENARIO...]
 #
 # Starts munge, slurmctld and four slurmd in WORK_DIR/cluster, runs the scenarios (all by
-# default: gang dry-run drf backfill preempt topology interval down), and stops every daemon on exit
+# default: gang dry-run drf backfill preempt topology interval partitions down), and stops every daemon on exit
 # (also on failure or interrupt). Exit 0: all passed; 1: a scenario failed; 77: skipped because
 # Slurm is not installed or we are not root (CTest reports it as skipped).
 set -uo pipefail
@@ -14,7 +14,7 @@ bin="${1:?usage: live.sh GPUSCHED_SLURM_BINARY WORK_DIR [SCENARIO...]}"
 work="${2:?usage: live.sh GPUSCHED_SLURM_BINARY WORK_DIR [SCENARIO...]}"
 shift 2
 scenarios=("$@")
-[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(gang dry-run drf backfill preempt topology interval down)
+[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(gang dry-run drf backfill preempt topology interval partitions down)
 
 for b in munged slurmctld slurmd sbatch squeue sinfo scontrol scancel; do
   if ! command -v "${b}" >/dev/null; then
@@ -215,19 +215,63 @@ scenario_interval() {
 scenario_down() {
   local a out="${work}/down.out" rc start
   a=$(submit -J waits -N1 --gpus-per-node=1 -A teama -t 5 --wrap "sleep 600")
-  kill "$(cat "${cluster}/run/slurmctld.pid")"
-  for _ in $(seq 1 50); do kill -0 "$(cat "${cluster}/run/slurmctld.pid")" 2>/dev/null || break; sleep 0.1; done
+  local ctld
+  ctld="$(cat "${cluster}/run/slurmctld.pid")"
+  kill "${ctld}"
+  for _ in $(seq 1 100); do kill -0 "${ctld}" 2>/dev/null || break; sleep 0.1; done
   start=${SECONDS}
   "${bin}" --once --timeout 5 >"${out}" 2>&1
   rc=$?
   cat "${out}"
   check "non-zero exit (${rc})" test "${rc}" -ne 0
-  check "a clear error" grep -qE "(squeue|sinfo) --json.*(controller reported|did not answer|failed).*nothing was changed" "${out}"
+  check "a clear error" grep -qE "(squeue --json|sinfo --json|scontrol --all --oneliner show partition).*(controller reported|did not answer|failed).*nothing was changed" "${out}"
   check "no hang ($((SECONDS - start)) s)" test $((SECONDS - start)) -le 30
   check "no command was run" bash -c "! grep -q '^run: ' '${out}'"
   slurmctld >>"${cluster}/log/slurmctld.out" 2>&1  # restart with its state
   for _ in $(seq 1 100); do squeue -h >/dev/null 2>&1 && break; sleep 0.2; done
   check "the job is still held after the controller is back" test "$(reason "${a}")" = JobHeldUser
+}
+
+scenario_partitions() {
+  # two partitions beside gpu (all nodes): pa = n1,n2 with MaxNodes=1, pb = n3,n4. Two jobs
+  # fill pa, one job in pb, a job naming both (pa is full: it runs in pb, the partition it
+  # names second), a job above pa's MaxNodes (left held); one cycle schedules them all; an
+  # unknown --partition is an error.
+  local a a2 b c d out="${work}/partitions.out" rc nodes
+  scontrol create PartitionName=pa Nodes=n1,n2 MaxNodes=1 State=UP &&
+    scontrol create PartitionName=pb Nodes=n3,n4 State=UP ||
+    { fail "could not create the partitions"; return; }
+  a=$(submit -J in-pa -p pa -N1 --gpus-per-node=8 -A teama -t 10 --wrap "sleep 600")
+  a2=$(submit -J in-pa2 -p pa -N1 --gpus-per-node=8 -A teama -t 10 --wrap "sleep 600")
+  b=$(submit -J in-pb -p pb -N1 --gpus-per-node=8 -A teamb -t 10 --wrap "sleep 600")
+  c=$(submit -J both -p pa,pb -N1 --gpus-per-node=4 -A teama -t 10 --wrap "sleep 600")
+  d=$(submit -J too-wide -p pa -N2 --ntasks-per-node=1 --gpus-per-node=1 -A teama -t 10 --wrap "sleep 600")
+  "${bin}" --once --timeout 15 --partition otehr >"${out}.unknown" 2>&1
+  rc=$?
+  cat "${out}.unknown"
+  check "an unknown partition: exit status 2 (${rc})" test "${rc}" = 2
+  check "it is named, with the partitions there are" \
+    grep -q "otehr: no such partition in Slurm (partitions: gpu, pa, pb)" "${out}.unknown"
+  check "nothing was changed" test "$(reason "${a}")" = JobHeldUser
+  gs --policy ordering=fifo,admission=gang >"${out}" 2>&1 || { cat "${out}"; fail "gpusched-slurm failed"; return; }
+  cat "${out}"
+  check "the jobs of pa run" wait_state "${a}" RUNNING && wait_state "${a2}" RUNNING
+  check "the job of pb runs" wait_state "${b}" RUNNING
+  check "the job naming both runs" wait_state "${c}" RUNNING
+  check "pa's jobs on pa's nodes ($(nodes_of "${a}") $(nodes_of "${a2}"))" \
+    test "$(printf '%s\n' "$(nodes_of "${a}")" "$(nodes_of "${a2}")" | sort | paste -sd' ' -)" = "n1 n2"
+  nodes="$(nodes_of "${b}")"
+  check "pb's job on a node of pb (${nodes})" bash -c "[[ '${nodes}' == n3 || '${nodes}' == n4 ]]"
+  nodes="$(nodes_of "${c}")"
+  check "the job naming both, on the other node of pb (${nodes})" \
+    bash -c "[[ '${nodes}' != '$(nodes_of "${b}")' && ('${nodes}' == n3 || '${nodes}' == n4) ]]"
+  check "it was moved to pb" test "$(squeue -h -j "${c}" -o %P)" = pb
+  check "the job above MaxNodes is left held, with its reason" \
+    grep -q "job ${d} 'too-wide': field 'node_count': 2 nodes, above MaxNodes=1 in partition 'pa'" "${out}"
+  check "and is still held" test "$(reason "${d}")" = JobHeldUser
+  reset
+  scontrol delete PartitionName=pa
+  scontrol delete PartitionName=pb
 }
 
 for s in "${scenarios[@]}"; do

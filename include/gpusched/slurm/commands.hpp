@@ -43,10 +43,15 @@ struct command {
   enum class action : std::uint8_t { set_nodes, release, signal, requeue };
   /// What this command does.
   action what = action::release;
-  /// The Slurm job it acts on.
+  /// The Slurm job it acts on (the model's id; for an array task, see `target`).
   std::int64_t job = 0;
   /// The command and its arguments, ready to run (no shell).
   std::vector<std::string> argv;
+  /// The job as the command names it (`12`, or `7_3` for task 3 of array 7).
+  std::string target;
+  /// For a `set_nodes` that also moves a job naming several partitions into one: the job's
+  /// partition list before (`a,b`), which `clear_nodes` puts back. Empty otherwise.
+  std::string partition_before;
 
   /// The command line as a shell would show it (arguments need no quoting).
   [[nodiscard]] std::string text() const {
@@ -95,66 +100,144 @@ struct cycle_plan {
   return out;
 }
 
-/// @brief The plan of one cycle's decisions. O(decisions + tasks + victims).
+/// The name of an action in JSON lines (`set-nodes`, `release`, `signal`, `requeue-hold`).
+[[nodiscard]] constexpr std::string_view to_string(command::action a) noexcept {
+  switch (a) {
+    case command::action::set_nodes: return "set-nodes";
+    case command::action::release: return "release";
+    case command::action::signal: return "signal";
+    case command::action::requeue: return "requeue-hold";
+  }
+  return "?";
+}
+
+/// @brief The plan of one cycle's decisions; every command names its job by
+/// `model::address` (`7_3` for an array task). O(decisions + tasks + victims).
 [[nodiscard]] inline cycle_plan plan_commands(const model& m, const cycle_result& r,
                                               const plan_options& opt = {}) {
   cycle_plan plan;
-  std::vector<std::int64_t> victims;
+  std::vector<job_id> victims;
   for (const auto& d : r.decisions) {
     if (d.kind != verdict::admit) continue;
     for (job_id v : d.victims) {
-      const auto id = static_cast<std::int64_t>(v.value());
-      if (std::find(victims.begin(), victims.end(), id) == victims.end()) victims.push_back(id);
+      if (std::find(victims.begin(), victims.end(), v) == victims.end()) victims.push_back(v);
     }
   }
   for (const auto v : victims) {
-    plan.signals.push_back({command::action::signal, v,
-                            {"scancel", "--signal=" + opt.signal, "--full", std::to_string(v)}});
-    plan.requeues.push_back({command::action::requeue, v,
-                             {"scontrol", "requeuehold", std::to_string(v)}});
+    const auto id = static_cast<std::int64_t>(v.value());
+    const std::string name = m.address(v);
+    plan.signals.push_back({command::action::signal, id,
+                            {"scancel", "--signal=" + opt.signal, "--full", name}, name, {}});
+    plan.requeues.push_back(
+        {command::action::requeue, id, {"scontrol", "requeuehold", name}, name, {}});
   }
   if (!victims.empty()) plan.grace_seconds = opt.grace_seconds;
   for (const auto& d : r.decisions) {
     if (d.kind != verdict::admit) continue;
-    const auto id = std::to_string(d.job.value());
-    command set{command::action::set_nodes, static_cast<std::int64_t>(d.job.value()),
-                {"scontrol", "update", "JobId=" + id,
-                 "NodeList=" + join_hostlist(distinct_nodes(m, d.placement))}};
-    // Slurm delays a requeued job (reason BeginTime); the decision is to start it now
-    if (const auto it = m.jobs.find(static_cast<std::int64_t>(d.job.value()));
-        it != m.jobs.end() && it->second.restart_count > 0) {
-      set.argv.push_back("StartTime=now");
+    const auto id = static_cast<std::int64_t>(d.job.value());
+    const std::string name = m.address(d.job);
+    command set{command::action::set_nodes, id, {"scontrol", "update", "JobId=" + name}, name, {}};
+    const auto it = m.jobs.find(id);
+    // a job naming several partitions goes to the one that chose its nodes (Slurm tries the
+    // node list in the job's first partition only)
+    if (it != m.jobs.end() && !m.partition.empty() &&
+        it->second.partition.find(',') != std::string::npos) {
+      set.argv.push_back("Partition=" + m.partition);
+      set.partition_before = it->second.partition;
     }
+    set.argv.push_back("NodeList=" + join_hostlist(distinct_nodes(m, d.placement)));
+    // Slurm delays a requeued job (reason BeginTime); the decision is to start it now
+    if (it != m.jobs.end() && it->second.restart_count > 0) set.argv.push_back("StartTime=now");
     plan.starts.push_back(std::move(set));
-    plan.starts.push_back({command::action::release, static_cast<std::int64_t>(d.job.value()),
-                           {"scontrol", "release", id}});
+    plan.starts.push_back({command::action::release, id, {"scontrol", "release", name}, name, {}});
   }
   return plan;
 }
 
-/// The command that undoes a `set_nodes` (an empty node list), for a release that failed.
-[[nodiscard]] inline command clear_nodes(std::int64_t job) {
-  return {command::action::set_nodes, job,
-          {"scontrol", "update", "JobId=" + std::to_string(job), "NodeList="}};
+/// The command that undoes a `set_nodes` (an empty node list, and the partition list back),
+/// for a release that failed.
+[[nodiscard]] inline command clear_nodes(const command& set) {
+  command c{command::action::set_nodes, set.job, {"scontrol", "update", "JobId=" + set.target},
+            set.target, {}};
+  if (!set.partition_before.empty()) c.argv.push_back("Partition=" + set.partition_before);
+  c.argv.push_back("NodeList=");
+  return c;
 }
 
-/// @brief One decision as a JSON object: job, verdict, reason code and `describe()` sentence,
-/// nodes (distinct, in task order), victims, tenant. O(tasks + victims).
+/// @brief A command as a JSON object: `{"event":"command", "action", "job", "argv", "text",
+/// "dry_run"}`; the caller adds the outcome (`status`, `error`) once it ran. O(arguments).
+[[nodiscard]] inline nlohmann::json command_json(const command& c, bool dry_run) {
+  return {{"event", "command"}, {"action", std::string(to_string(c.what))},
+          {"job", c.target},    {"argv", c.argv},
+          {"text", c.text()},   {"dry_run", dry_run}};
+}
+
+/// @brief A job left alone (or a node left out) as a JSON object: `{"event":"issue", "job"
+/// (null for a node), "verdict":"left-held", "field", "describe"}`. O(message).
+[[nodiscard]] inline nlohmann::json issue_json(const job_issue& i) {
+  nlohmann::json o{{"event", "issue"}, {"verdict", "left-held"}, {"field", i.field},
+                   {"describe", i.message}};
+  o["job"] = i.job == 0 ? nlohmann::json(nullptr) : nlohmann::json(i.slurm_job.empty() ? std::to_string(i.job) : i.slurm_job);
+  if (i.job == 0) o["verdict"] = "left-out";
+  return o;
+}
+
+/// @brief `text` with every `job <id>` of a model id that Slurm names otherwise rewritten to
+/// that name (`job 4026531841` -> `job 7_3`). O(length).
+[[nodiscard]] inline std::string with_slurm_names(const model& m, const std::string& text) {
+  if (m.addresses.empty()) return text;
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto at = text.find("job ", i);
+    if (at == std::string::npos) break;
+    std::size_t e = at + 4;
+    while (e < text.size() && text[e] >= '0' && text[e] <= '9') ++e;
+    out.append(text, i, at + 4 - i);
+    const std::string digits = text.substr(at + 4, e - at - 4);
+    if (!digits.empty() && digits.size() <= 10) {
+      const auto v = std::stoull(digits);
+      const auto it = v <= 0xFFFFFFFFull ? m.addresses.find(static_cast<std::uint32_t>(v))
+                                         : m.addresses.end();
+      out += it == m.addresses.end() ? digits : it->second;
+    } else {
+      out += digits;
+    }
+    i = e;
+  }
+  out.append(text, i, std::string::npos);
+  return out;
+}
+
+/// @brief One decision as a line of text: `describe()` with jobs by their Slurm names.
+[[nodiscard]] inline std::string decision_text(const model& m, const decision& d) {
+  const job_spec* spec = nullptr;
+  for (const auto& p : m.pending) {
+    if (p.id == d.job) spec = &p;
+  }
+  return with_slurm_names(m, describe(d, m.book.state(), spec));
+}
+
+/// @brief One decision as a JSON object: `{"event":"decision"}` with the job (its Slurm name,
+/// a string: `12`, `7_3`), verdict, reason code and `describe()` sentence, nodes (distinct, in
+/// task order), victims (Slurm names), tenant. O(tasks + victims).
 [[nodiscard]] inline nlohmann::json decision_json(const model& m, const decision& d) {
   nlohmann::json o;
-  o["job"] = d.job.value();
+  o["event"] = "decision";
+  o["job"] = m.address(d.job);
   const job_spec* spec = nullptr;
   for (const auto& p : m.pending) {
     if (p.id == d.job) spec = &p;
   }
   o["verdict"] = d.kind == verdict::admit ? "admit" : d.kind == verdict::defer ? "defer" : "reject";
   o["reason"] = std::string(to_string(d.why.code));
-  o["describe"] = describe(d, m.book.state(), spec);
+  o["describe"] = decision_text(m, d);
   o["nodes"] = distinct_nodes(m, d.placement);
   auto v = nlohmann::json::array();
-  for (job_id x : d.victims) v.push_back(x.value());
+  for (job_id x : d.victims) v.push_back(m.address(x));
   o["victims"] = v;
   if (spec != nullptr) o["tenant"] = m.tenant_name(spec->tenant);
+  if (!m.partition.empty()) o["partition"] = m.partition;
   return o;
 }
 

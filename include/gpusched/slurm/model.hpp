@@ -59,6 +59,7 @@
 #include "gpusched/resource/gpu_model.hpp"
 #include "gpusched/resource/request.hpp"
 #include "gpusched/slurm/hostlist.hpp"
+#include "gpusched/slurm/partitions.hpp"
 #include "gpusched/slurm/snapshot.hpp"
 #include "gpusched/topology/fabric.hpp"
 #include "gpusched/workload/job.hpp"
@@ -80,12 +81,18 @@ struct job_issue {
   std::int64_t job = 0;  ///< Slurm job id (0 for a node issue)
   std::string field;     ///< the Slurm field, e.g. `tres_per_node`
   std::string message;   ///< a sentence naming job and field
+  /// The job as Slurm names it when that is not `job` (`7_3` for an array task).
+  std::string slurm_job;
 };
 
 /// @brief What `build_model` needs besides the JSON.
 struct model_options {
   std::string partition;      ///< only nodes and jobs of this partition (empty: all)
   std::int64_t now_unix = 0;  ///< the snapshot's time (Unix seconds)
+  /// The limits of `partition` (`MaxNodes`, `MinNodes`, `MaxTime`, `DefaultTime`, `State`;
+  /// see partitions.hpp); nullptr: none. A held job outside them is not pending here but in
+  /// `model::not_here`.
+  const partition_record* limits = nullptr;
 };
 
 /// @brief The model of one snapshot.
@@ -93,11 +100,27 @@ struct model {
   ledger book;                        ///< nodes of the partition, running jobs placed
   std::vector<job_spec> pending;      ///< held jobs the model expresses, by Slurm job id
   std::vector<job_issue> issues;      ///< held jobs left alone (and nodes left out)
+  /// Held jobs of the partition that cannot start in it (its limits, its state, a GPU type or
+  /// count none of its nodes has), with the reason; a job naming several partitions may still
+  /// start in another.
+  std::vector<job_issue> not_here;
+  /// The partition of this model (`model_options::partition`).
+  std::string partition;
   std::vector<std::int64_t> running;  ///< Slurm ids of the jobs in `book` (no fillers)
   std::map<std::string, std::uint32_t, std::less<>> tenants;  ///< tenant name -> id
   std::unordered_map<std::int64_t, job_record> jobs;         ///< every job read, by id
   /// The snapshot's time (`model_options::now_unix`) as scheduler time.
   sim_time now{};
+  /// Slurm's name of a model job where it is not the job id itself (`7_3`: task 3 of array
+  /// 7); see `address`.
+  std::unordered_map<std::uint32_t, std::string> addresses;
+
+  /// The name Slurm knows job `j` by, as every command and JSON line gives it: the job id
+  /// (`12`), or `ARRAY_TASK` (`7_3`) for an array task. O(1).
+  [[nodiscard]] std::string address(job_id j) const {
+    const auto it = addresses.find(j.value());
+    return it == addresses.end() ? std::to_string(j.value()) : it->second;
+  }
 
   /// The tenant name of `t` ("" when unknown). O(tenants).
   [[nodiscard]] std::string tenant_name(tenant_id t) const {
@@ -266,7 +289,7 @@ struct per_node {
 inline std::optional<per_node> per_node_request(const job_record& j, job_issue& issue) {
   const auto bad = [&](std::string field, std::string msg) {
     issue = {j.id, field, "job " + std::to_string(j.id) + (j.name.empty() ? "" : " '" + j.name + "'") +
-                              ": field '" + field + "': " + msg + "; the job is left held"};
+                              ": field '" + field + "': " + msg + "; the job is left held", {}};
     return std::nullopt;
   };
   per_node r;
@@ -382,6 +405,7 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
                                        const model_options& opt = {}) {
   model m;
   m.now = sim_time{seconds(opt.now_unix)};
+  m.partition = opt.partition;
   // --- nodes ------------------------------------------------------------------------------
   gpu_catalog catalog;
   std::vector<node_spec> specs;
@@ -397,7 +421,8 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
       m.issues.push_back({0, "gres",
                           "node '" + n.name + "': field 'gres' = '" + n.gres +
                               "': two GPU types on one node are not modelled; the node is left "
-                              "out"});
+                              "out",
+                          {}});
       continue;
     }
     node_spec s;
@@ -439,6 +464,10 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
     s.submit = sim_time{seconds(j.submit_time)};
     if (j.time_limit_minutes && *j.time_limit_minutes > 0) {
       s.expected_duration = seconds(*j.time_limit_minutes * 60);
+    } else if (opt.limits != nullptr && opt.limits->default_time_minutes) {
+      s.expected_duration = seconds(*opt.limits->default_time_minutes * 60);
+    } else if (opt.limits != nullptr && opt.limits->max_time_minutes) {
+      s.expected_duration = seconds(*opt.limits->max_time_minutes * 60);
     }
     s.preemptible = j.requeue;
     return s;
@@ -555,7 +584,12 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
     if (!detail::held(j) || !detail::in_partition(j.partition, opt.partition)) continue;
     const std::string who = "job " + std::to_string(j.id) + (j.name.empty() ? "" : " '" + j.name + "'");
     const auto issue = [&](std::string field, std::string msg) {
-      m.issues.push_back({j.id, field, who + ": field '" + field + "': " + msg + "; the job is left held"});
+      m.issues.push_back({j.id, field, who + ": field '" + field + "': " + msg + "; the job is left held", {}});
+    };
+    const std::string here =
+        opt.partition.empty() ? std::string() : " in partition '" + opt.partition + "'";
+    const auto not_here = [&](std::string field, std::string msg) {
+      m.not_here.push_back({j.id, field, msg + here, {}});
     };
     if (j.id <= 0 || j.id >= 0xFFFF0000) {
       issue("job_id", "out of the model's range");
@@ -610,8 +644,9 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
     task_request r;
     if (req->gpus > 0) {
       if (req->gpus > max_node_gpus) {
-        issue("tres_per_node", std::to_string(req->gpus) + " GPUs per node; the largest node has " +
-                                   std::to_string(max_node_gpus));
+        not_here("tres_per_node", std::to_string(req->gpus) +
+                                      " GPUs per node; the largest node has " +
+                                      std::to_string(max_node_gpus));
         continue;
       }
       r.gpu = gpu_demand::whole(gpu_count{static_cast<std::int32_t>(req->gpus)});
@@ -620,12 +655,11 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
         if (!model_id) {
           std::string have;
           for (const auto& t : types) have += (have.empty() ? "" : ", ") + (t.empty() ? std::string("(untyped)") : t);
-          issue(!j.tres_per_node.empty() ? "tres_per_node"
-                : !j.tres_per_task.empty() ? "tres_per_task"
-                                           : "tres_per_job",
-                "GPU type '" + req->type + "' is on no node" +
-                    (opt.partition.empty() ? "" : " of partition '" + opt.partition + "'") +
-                    " (types: " + (have.empty() ? "none" : have) + ")");
+          not_here(!j.tres_per_node.empty() ? "tres_per_node"
+                   : !j.tres_per_task.empty() ? "tres_per_task"
+                                              : "tres_per_job",
+                   "GPU type '" + req->type + "' is on no node (types: " +
+                       (have.empty() ? "none" : have) + ")");
           continue;
         }
         r.allowed_models.insert(*model_id);
@@ -633,6 +667,29 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
     }
     r.cpu = cpu_millis{req->cpus * 1000};
     const std::int32_t count = std::max<std::int32_t>(1, j.node_count);
+    if (const partition_record* p = opt.limits; p != nullptr) {
+      if (!p->starts_jobs()) {
+        not_here("partition", "the partition is " + p->state + " (it starts no jobs)");
+        continue;
+      }
+      if (p->max_nodes && count > *p->max_nodes) {
+        not_here("node_count", std::to_string(count) + " nodes, above MaxNodes=" +
+                                   std::to_string(*p->max_nodes));
+        continue;
+      }
+      if (count < p->min_nodes) {
+        not_here("node_count", std::to_string(count) + " nodes, below MinNodes=" +
+                                   std::to_string(p->min_nodes));
+        continue;
+      }
+      if (j.time_limit_minutes && *j.time_limit_minutes > 0 && p->max_time_minutes &&
+          *j.time_limit_minutes > *p->max_time_minutes) {
+        not_here("time_limit", "a time limit of " + std::to_string(*j.time_limit_minutes) +
+                                   " min, above MaxTime=" + std::to_string(*p->max_time_minutes) +
+                                   " min");
+        continue;
+      }
+    }
     r.memory = memory_mib{req->memory + (count > 1 ? node_slot_task : 0)};
     job_spec s = spec_of(j);
     s.groups.push_back({.name = "node", .request = r, .count = count});
