@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Program-level checks of the bad-input classes of issue #43 that unit tests cannot reach:
+# an option given twice or contradicting another (command line and config file), a NUL in a
+# config-file path, a --seeds range ending at 2^64-1, an interval trigger behind a very long
+# job, a piped trace's run.json digest, and --merge of a cell made with another --tune.
+#
+#   held-out-classes.sh EXPERIMENT REPLAY NODES.csv PODS.csv TIRESIAS.csv WORK
+set -uo pipefail
+exp="$1" rep="$2" nodes="$3" pods="$4" trace="$5" work="$6"
+rm -rf "${work}" && mkdir -p "${work}" && cd "${work}" || exit 1
+fail=0
+expect() {  # expect NAME RC-WANTED REGEX -- command...
+  local name="$1" want="$2" re="$3"
+  shift 4
+  local out rc
+  out=$(timeout 120 "$@" 2>&1)
+  rc=$?
+  if [[ ${rc} -ne ${want} ]] || ! grep -Eq -- "${re}" <<<"${out}"; then
+    echo "FAIL ${name}: rc ${rc} (want ${want}); output:"
+    echo "${out}" | head -5
+    fail=1
+  else
+    echo "ok   ${name}"
+  fi
+}
+T="tiresias:${trace}"
+expect twice-on-command-line 2 "--seed is given 2 times on the command line" -- \
+  "${rep}" --trace "${T}" --seed 1 --seed 2 --quiet
+printf 'seed = 3\n\nseed = 4\n' >twice.cfg
+expect twice-in-config 2 "twice.cfg:3: field 'seed': given twice in this file \(first at line 1\)" -- \
+  "${rep}" --config twice.cfg --trace "${T}" --quiet
+printf 'policy = ordering=fifo\ncompare = a:ordering=fifo;b:ordering=drf\n' >excl.cfg
+expect excludes-in-config 2 "excl.cfg:2: .*--compare and --policy exclude each other.*line 1" -- \
+  "${rep}" --config excl.cfg --trace "${T}" --quiet
+expect excludes-on-command-line 2 "--policy excludes --compare" -- \
+  "${rep}" --policy ordering=fifo --compare a:ordering=fifo --trace "${T}"
+expect two-config-files 2 "--config is given 2 times" -- \
+  "${rep}" --config twice.cfg --config excl.cfg --trace "${T}"
+printf 'policy = ordering=fifo\nrepair-hours = 3\n' >over.cfg
+expect command-line-overrides-config 0 "note: --repair-hours \(over.cfg:2\) does nothing" -- \
+  "${rep}" --config over.cfg --compare 'a:ordering=fifo;b:ordering=drf' --trace "${T}" \
+  --cluster 2x4 --quiet
+printf 'trace = %s\0junk\n' "${T}" >nul.cfg
+expect nul-in-config-path 2 "nul.cfg:1: field 'trace': --trace: the value holds a NUL byte" -- \
+  "${rep}" --config nul.cfg
+expect seeds-up-to-2^64 0 "18446744073709551615" -- \
+  "${exp}" packing --nodes "${nodes}" --pods "${pods}" --policy fgd \
+  --seeds 18446744073709551614-18446744073709551615 --no-timing
+printf 'job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,8,0,1,x,100000000,1\n1,8,10,1,x,100,1\n' >long.csv
+expect interval-trigger-alone 0 "cycles +1$" -- \
+  "${rep}" --trace tiresias:long.csv --cluster 1x8 --trigger 1 --limit 1 \
+  --policy ordering=fifo,preemption=none
+expect interval-trigger-behind 0 "stopped at the cycle limit \(--max-cycles 1000\)" -- \
+  "${rep}" --trace tiresias:long.csv --cluster 1x8 --trigger 1 --max-cycles 1000 \
+  --policy ordering=fifo,preemption=none
+want=$(sha256sum <"${trace}" | cut -d' ' -f1)
+"${rep}" --trace tiresias:/dev/stdin --cluster 2x4 --out piped --quiet <"${trace}" >/dev/null 2>&1
+expect piped-trace-digest 0 "\"sha256\": \"${want}\", \"bytes\": $(wc -c <"${trace}")" -- cat piped/run.json
+"${exp}" packing --nodes "${nodes}" --pods "${pods}" --policy fgd --seeds 1 --tune 1.5 \
+  --cell 0 --out cells/0 >/dev/null 2>&1
+expect merge-refuses-another-tune 1 "field 'tune': the cell was made with --tune 1.5, this grid has --tune 1.3" -- \
+  "${exp}" packing --nodes "${nodes}" --pods "${pods}" --policy fgd --seeds 1 --tune 1.3 \
+  --merge cells --no-timing
+exit "${fail}"
