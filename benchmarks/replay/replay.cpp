@@ -283,9 +283,9 @@ std::vector<std::string> option_notes(const options& o) {
   for (const auto& r : kRules) {
     if (r.what != option_rule::needs || !o.given.contains(r.key)) continue;
     const auto it = o.given.find(r.other);
-    if (it != o.given.end() && gs::parse_real(it->second).ok() &&
-        gs::parse_real(it->second).value > 0) {
-      continue;
+    if (it != o.given.end()) {
+      const auto v = gs::parse_real(it->second);
+      if (v.ok() && v.value > 0) continue;
     }
     notes.push_back(std::string("--") + r.key + " (" + o.given_at.at(r.key) +
                     ") does nothing in this run: " + r.why + " without --" + r.other +
