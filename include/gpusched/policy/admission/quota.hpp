@@ -82,9 +82,21 @@
 ///   "borrowing allowed" first. Another queue's candidate stays one only while its queue
 ///   borrows (a queue's own candidates always). So a preemptor admitted after preemption fits
 ///   its quota, and within its nominal quota when it took a victim that forbids borrowing.
+/// - Capacity hold (Kueue's `reserveCapacityForUnreclaimablePreempt`): a job of a queue whose
+///   `reclaimWithinCohort` is not `any` (so the queue is not sure to get its quota back later)
+///   that passed `admit` over its quota but stays unplaced (no victims allowed or enough)
+///   holds quota for the rest of the cycle, so later jobs (of any queue) cannot borrow what it
+///   waits for. The amount, per governed dimension of its lower bound `r` (Kueue's
+///   `quotaResourcesToReserve`): when the queue would borrow (`usage + r > nominal` in some
+///   dimension), `r` capped at `nominal + borrowing limit - usage` where a borrowing limit is
+///   set; otherwise `min(r, nominal - usage)`; never below 0. One hold per queue per cycle (the
+///   first such job; Kueue considers one head per ClusterQueue per cycle). Holds count in
+///   `admit`, `approve` and `approve_growth`, not in choosing reclaim candidates (a queue is
+///   not a borrower because of what it holds), and never in `quotas()`, whose usage stays what
+///   the running jobs use; `holds()` lists them; the next `begin_cycle` drops them.
 /// Known limits: the intermediate cohorts between a candidate's queue and the common cohort
 /// are not checked for being over their quota (exact for one level of cohorts); Kueue's
-/// fair sharing and the capacity hold of a waiting reclaimer are not modelled here.
+/// fair sharing is not modelled here.
 #pragma once
 
 #include <algorithm>  // std::fill
@@ -236,16 +248,27 @@ class quota_admission {
     return p ? &*p : nullptr;
   }
 
+  /// Quota held in this cycle for a waiting job (file documentation, "Capacity hold").
+  struct hold {
+    std::int32_t queue = -1;  ///< the queue's node in `quotas()`
+    job_id job;               ///< the waiting job it holds for
+    quota_vector amount;      ///< how much, per dimension (`quota_resource::index()`)
+  };
+  /// The holds of the current cycle, in the order they were taken. O(1).
+  [[nodiscard]] std::span<const hold> holds() const noexcept { return holds_; }
+
   /// Hook `begin_cycle`: called once per cycle, before the pending jobs are ordered.
   void begin_cycle(const schedule_context& ctx) {
     if constexpr (declares_hook<Inner, hook::begin_cycle>) inner_.begin_cycle(ctx);
     tree_.recompute(ctx.book());
+    holds_.clear();
   }
 
   /// The verdict on `j` before placement (admit, defer or reject, with the reason).
   [[nodiscard]] admission_verdict admit(const schedule_context& ctx, const job_spec& j) {
     admission_verdict v = inner_.admit(ctx, j);
     if (v.kind != verdict::admit) return v;
+    const hold_guard held(*this);
     demand_lower_bound(j, tree_.dims(), buffer_);
     if (const auto s = tree_.check(j.tenant, buffer_)) {
       // within its own nominal quota: reclaimable from borrowers, so placement and preemption
@@ -254,6 +277,7 @@ class quota_admission {
         return {verdict::defer, over_quota_reason(*s)};
       }
     }
+    went_to_placement_ = j.id;
     return v;
   }
 
@@ -338,9 +362,12 @@ class quota_admission {
                                                  std::span<const task_allocation> added) {
     buffer_.assign(tree_.dims(), 0);
     add_usage(ctx.state(), added, buffer_);
-    if (const auto s = tree_.check(r.spec.tenant, buffer_)) {
-      return {verdict::defer, over_quota_reason(*s)};
+    std::optional<quota_shortfall> s;
+    {
+      const hold_guard held(*this);
+      s = tree_.check(r.spec.tenant, buffer_);
     }
+    if (s) return {verdict::defer, over_quota_reason(*s)};
     if constexpr (declares_hook<Inner, hook::approve_growth>) {
       return inner_.approve_growth(ctx, r, added);
     } else {
@@ -365,8 +392,10 @@ class quota_admission {
   }
 
   /// What the queue does after `j` could not be placed (skip to the next job, or block).
+  /// Takes the capacity hold for `j` when it applies (file documentation, "Capacity hold").
   [[nodiscard]] queue_action on_unplaced(const schedule_context& ctx, const job_spec& j,
                                          const reason& why, const admission_tools& tools) {
+    hold_for(j);
     if constexpr (requires { inner_.on_unplaced(ctx, j, why, tools); }) {
       return inner_.on_unplaced(ctx, j, why, tools);
     } else {
@@ -375,6 +404,67 @@ class quota_admission {
   }
 
  private:
+  /// Charges the cycle's holds to the tree for its lifetime (exactly undone, in reverse order).
+  class hold_guard {
+   public:
+    explicit hold_guard(quota_admission& self) : self_(self) { self_.charge_holds(1); }
+    ~hold_guard() { self_.charge_holds(-1); }
+    hold_guard(const hold_guard&) = delete;
+    hold_guard& operator=(const hold_guard&) = delete;
+
+   private:
+    quota_admission& self_;
+  };
+  void charge_holds(std::int64_t sign) {
+    const std::size_t n = holds_.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto& h = holds_[sign > 0 ? k : n - 1 - k];
+      tree_.charge(tree_.at(h.queue).tenant, h.amount, sign);
+    }
+  }
+
+  /// Kueue's capacity hold for waiting job `j` (file documentation). O(dims x depth x holds).
+  void hold_for(const job_spec& j) {
+    const auto* p = preemption_of(j.tenant);
+    if (p == nullptr || p->reclaim == reclaim_within_cohort::any) return;
+    if (went_to_placement_ != j.id) return;  // deferred by the gate or the inner policy
+    const auto q = tree_.queue_of(j.tenant);
+    for (const auto& h : holds_) {
+      if (h.queue == q) return;  // one hold per queue per cycle
+    }
+    const std::size_t dims = tree_.dims();
+    quota_vector amount(dims, 0);
+    {
+      const hold_guard held(*this);
+      demand_lower_bound(j, dims, need_);
+      if (!tree_.check(j.tenant, need_)) return;  // fits its quota: it waits for GPUs, not quota
+      if (!tree_.within_nominal(j.tenant, need_) && !may_preempt_for(j.tenant, need_)) {
+        return;  // Kueue's NoFit: preemption cannot help, nothing to hold for
+      }
+      bool borrowing = false;
+      for (std::size_t d = 0; d < dims; ++d) {
+        if (tree_.governed(d) && need_[d] > 0 && tree_.usage(q, d) + need_[d] > tree_.nominal(q, d)) {
+          borrowing = true;
+        }
+      }
+      bool any = false;
+      for (std::size_t d = 0; d < dims; ++d) {
+        if (!tree_.governed(d) || need_[d] <= 0) continue;
+        std::int64_t h = 0;
+        if (borrowing) {
+          const auto& bl = tree_.at(q).per_dim[d].borrowing_limit;
+          h = bl ? std::min(need_[d], tree_.nominal(q, d) + *bl - tree_.usage(q, d)) : need_[d];
+        } else {
+          h = std::min(need_[d], tree_.nominal(q, d) - tree_.usage(q, d));
+        }
+        amount[d] = std::max<std::int64_t>(0, h);
+        any = any || amount[d] > 0;
+      }
+      if (!any) return;
+    }
+    holds_.push_back({q, j.id, std::move(amount)});
+  }
+
   /// `borrowing(i, taken)` of the reclaim scope: candidate `i`'s queue still uses more than its
   /// nominal quota of a relevant dimension once the candidates `taken` are gone.
   struct borrowing_test {
@@ -600,9 +690,13 @@ class quota_admission {
                                  ledger::transaction& tx, const admission_tools& tools,
                                  bool within_nominal) {
     for_victims(ctx, tx, -1);  // victims' usage is returned for the checks
-    auto s = placed_shortfall(j, tx);
-    if (s && is_elastic(j)) s = shrink_to_quota(j, tx, tools, *s);
-    if (!s && within_nominal) s = nominal_shortfall(j, tx);
+    std::optional<quota_shortfall> s;
+    {
+      const hold_guard held(*this);
+      s = placed_shortfall(j, tx);
+      if (s && is_elastic(j)) s = shrink_to_quota(j, tx, tools, *s);
+      if (!s && within_nominal) s = nominal_shortfall(j, tx);
+    }
     for_victims(ctx, tx, +1);
     if (s) return {verdict::defer, over_quota_reason(*s)};
     if constexpr (declares_hook<Inner, hook::approve>) {
@@ -720,6 +814,8 @@ class quota_admission {
   std::vector<std::int32_t> path_;
   std::vector<std::uint8_t> adv_;
   run_setter setter_;
+  std::vector<hold> holds_;     // this cycle's capacity holds
+  job_id went_to_placement_;    // the last job `admit` let through to placement
   bool reclaim_nominal_ = true;  // approve_reclaim: the placement must stay within nominal
 };
 
