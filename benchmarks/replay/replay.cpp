@@ -182,8 +182,15 @@ void apply_one(options& o, const std::string& k, const std::string& v) {
     o.compositions = {v};
   } else if (k == "compare") {
     o.compositions.clear();
-    for (auto& s : split(v, ';')) {
-      if (!trim(s).empty()) o.compositions.push_back(trim(s));
+    const auto items = split(v, ';');
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      // An empty item (`a;;b`, a trailing `;`) is refused: a list option takes each item once
+      // and nothing else.
+      if (trim(items[i]).empty()) {
+        throw usage_error{"--compare: empty composition (item " + std::to_string(i + 1) +
+                          ") in '" + v + "': give each SPEC once, separated by ';'"};
+      }
+      o.compositions.push_back(trim(items[i]));
     }
   } else if (k == "tenant") {
     o.tenant = v;
@@ -607,8 +614,14 @@ composition parse_composition(std::string spec, const gs::policy_inputs& x,
   }
   std::string auto_label;
   std::vector<std::string> slots_given;
-  for (const auto& kv : split(spec, ',')) {
-    if (trim(kv).empty()) continue;
+  const auto items = split(spec, ',');
+  for (const auto& kv : items) {
+    // "" (or "LABEL:") is the library's default composition; an empty item among others
+    // (`ordering=fifo,,packing=x`) is refused.
+    if (trim(kv).empty() && items.size() == 1) continue;
+    if (trim(kv).empty()) {
+      throw usage_error{"policy '" + spec + "': empty item: give each slot=name once, separated by ','"};
+    }
     const auto eq = kv.find('=');
     if (eq == std::string::npos) throw usage_error{"policy '" + kv + "': expected slot=name"};
     const auto slot = trim(kv.substr(0, eq));

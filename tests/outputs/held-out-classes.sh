@@ -2,7 +2,9 @@
 # Program-level checks of the bad-input classes of issue #43 that unit tests cannot reach:
 # an option given twice or contradicting another (command line and config file), a NUL in a
 # config-file path, a --seeds range ending at 2^64-1, an interval trigger behind a very long
-# job, a piped trace's run.json digest, and --merge of a cell made with another --tune.
+# job, a piped trace's run.json digest, --merge of a cell made with another --tune, and the
+# outside tester's cases (repeated or empty list items, does-nothing notes, undefined
+# statistics, NUL bytes in error messages, dangling --out links, options twice).
 #
 #   held-out-classes.sh EXPERIMENT REPLAY NODES.csv PODS.csv TIRESIAS.csv WORK
 set -uo pipefail
@@ -61,4 +63,22 @@ expect piped-trace-digest 0 "\"sha256\": \"${want}\", \"bytes\": $(wc -c <"${tra
 expect merge-refuses-another-tune 1 "field 'tune': the cell was made with --tune 1.5, this grid has --tune 1.3" -- \
   "${exp}" packing --nodes "${nodes}" --pods "${pods}" --policy fgd --seeds 1 --tune 1.3 \
   --merge cells --no-timing
+# A list option takes each item once: a repeated value would run (and weigh) its cells twice,
+# an empty item is a typo (outside cases 66, 68, 70, 146, 147, 148).
+P=(packing --nodes "${nodes}" --pods "${pods}" --no-timing)
+expect seeds-value-twice 2 "--seeds: seed 1 is given twice in '1,1'" -- "${exp}" "${P[@]}" --policy fgd --seeds 1,1
+expect seeds-empty-item 2 "--seeds: empty item in '1,,2'" -- "${exp}" "${P[@]}" --policy fgd --seeds 1,,2
+expect seeds-ranges-overlap 2 "--seeds: seed 2 is given twice in '1-3,2-4'" -- "${exp}" "${P[@]}" --policy fgd --seeds 1-3,2-4
+expect policy-twice 2 "--policy: 06-FGD is given twice in 'fgd,fgd'" -- "${exp}" "${P[@]}" --seeds 1 --policy fgd,fgd
+expect policy-all-and-one 2 "--policy: 06-FGD is given twice in 'all,fgd' \('all' and 'fgd'" -- "${exp}" "${P[@]}" --seeds 1 --policy all,fgd
+expect policy-alias-twice 2 "--policy: 06-FGD is given twice in 'fgd,fgd-best-fit'" -- "${exp}" "${P[@]}" --seeds 1 --policy fgd,fgd-best-fit
+expect policy-empty-item 2 "--policy: empty item in 'fgd,'" -- "${exp}" "${P[@]}" --seeds 1 --policy fgd,
+expect mig-policy-twice 2 "mig: --policy: MIG-Aware is given twice" -- \
+  "${exp}" mig --nodes "${nodes}" --pods "${pods}" --seeds 1 --no-timing --policy mig-aware,mig-aware
+expect mig-seeds-twice 2 "mig: --seeds: seed 3 is given twice" -- \
+  "${exp}" mig --nodes "${nodes}" --pods "${pods}" --seeds 3,3 --no-timing
+expect replay-compare-empty-item 2 "--compare: empty composition \(item 2\)" -- \
+  "${rep}" --trace "${T}" --cluster 2x4 --compare 'a:ordering=fifo;;b:ordering=drf' --quiet
+expect replay-policy-empty-item 2 "policy 'ordering=fifo,,packing=best-fit': empty item" -- \
+  "${rep}" --trace "${T}" --cluster 2x4 --policy 'ordering=fifo,,packing=best-fit' --quiet
 exit "${fail}"
