@@ -81,4 +81,37 @@ expect replay-compare-empty-item 2 "--compare: empty composition \(item 2\)" -- 
   "${rep}" --trace "${T}" --cluster 2x4 --compare 'a:ordering=fifo;;b:ordering=drf' --quiet
 expect replay-policy-empty-item 2 "policy 'ordering=fifo,,packing=best-fit': empty item" -- \
   "${rep}" --trace "${T}" --cluster 2x4 --policy 'ordering=fifo,,packing=best-fit' --quiet
+# A setting that does nothing in this run says so, on standard error and in run.json (outside
+# cases 136, 139, 140, 141), and stays quiet when it does something.
+prior="$(dirname "${trace}")/../tiresias/yarn-gput1000.csv"
+expect note-gittins-prior 0 "note: --gittins-prior \(the command line\) does nothing in this run: no composition has ordering=2d-gittins" -- \
+  "${rep}" --trace "${T}" --cluster 2x4 --gittins-prior "${prior}" --quiet --out notes136
+expect note-in-run-json 0 "\"notes\": \[\"--gittins-prior .*does nothing" -- cat notes136/run.json
+expect note-graceful-preemption 0 "note: --graceful-preemption .*no composition preempts" -- \
+  "${rep}" --trace "${T}" --cluster 2x4 --graceful-preemption --policy preemption=none --quiet
+expect note-restore-cost 0 "note: --restore-cost-s .*no job restarts" -- \
+  "${rep}" --trace "${T}" --cluster 2x4 --restore-cost-s 60 --policy preemption=none --quiet
+expect note-cpu-per-gpu 0 "note: --cpu-per-gpu .*has its own CPU figure" -- \
+  "${rep}" --trace "openb:$(dirname "${nodes}")/replay-pods.csv" --cluster "openb:${nodes}" \
+  --cpu-per-gpu 7 --quiet
+expect_quiet() {  # expect_quiet NAME -- command...: exit 0 and no note
+  local name="$1" out rc
+  shift 2
+  out=$(timeout 120 "$@" 2>&1)
+  rc=$?
+  if [[ ${rc} -ne 0 ]] || grep -q "note:" <<<"${out}"; then
+    echo "FAIL ${name}: rc ${rc}, want 0 and no note; output:"
+    echo "${out}" | head -5
+    fail=1
+  else
+    echo "ok   ${name}"
+  fi
+}
+expect_quiet no-note-gittins-used -- "${rep}" --trace "${T}" --cluster 2x4 --gittins-prior "${prior}" \
+  --policy ordering=2d-gittins --quiet
+expect_quiet no-note-graceful-used -- "${rep}" --trace "${T}" --cluster 2x4 --graceful-preemption --quiet
+expect_quiet no-note-restore-with-failures -- "${rep}" --trace "${T}" --cluster 2x4 --restore-cost-s 60 \
+  --policy preemption=none --node-mtbf-hours 100 --quiet
+expect_quiet no-note-cpu-homogeneous -- "${rep}" --trace "openb:$(dirname "${nodes}")/replay-pods.csv" \
+  --cluster 2x4 --cpu-per-gpu 7 --quiet
 exit "${fail}"
