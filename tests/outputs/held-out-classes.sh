@@ -114,4 +114,12 @@ expect_quiet no-note-restore-with-failures -- "${rep}" --trace "${T}" --cluster 
   --policy preemption=none --node-mtbf-hours 100 --quiet
 expect_quiet no-note-cpu-homogeneous -- "${rep}" --trace "openb:$(dirname "${nodes}")/replay-pods.csv" \
   --cluster 2x4 --cpu-per-gpu 7 --quiet
+# An error message quoting a value that holds a NUL byte is printed whole, the NUL as \0
+# (outside cases 165, 167).
+printf 'se\0ed = 3\n' >nulkey.cfg
+expect nul-in-config-key 2 "nulkey.cfg:1: field 'se\\\\0ed': unknown option --se\\\\0ed" -- \
+  "${rep}" --config nulkey.cfg --trace "${T}" --cluster 2x4 --quiet
+printf 'job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1\0,0,606,vgg19,164,30\n' >nulfield.csv
+expect nul-in-trace-field 2 "nulfield.csv:2: field 'num_gpu': '1\\\\0' is not an integer" -- \
+  "${rep}" --trace tiresias:nulfield.csv --cluster 2x4 --quiet
 exit "${fail}"
