@@ -122,4 +122,11 @@ expect nul-in-config-key 2 "nulkey.cfg:1: field 'se\\\\0ed': unknown option --se
 printf 'job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1\0,0,606,vgg19,164,30\n' >nulfield.csv
 expect nul-in-trace-field 2 "nulfield.csv:2: field 'num_gpu': '1\\\\0' is not an integer" -- \
   "${rep}" --trace tiresias:nulfield.csv --cluster 2x4 --quiet
+# A run of no jobs (--limit 0): every statistic of an empty set is undefined (null in JSON,
+# empty in CSV), never 0 or 1 (outside case 127).
+"${rep}" --trace "${T}" --cluster 2x4 --limit 0 --out nojobs --quiet >/dev/null 2>&1
+for f in allocation fragmentation_mean jain jain_over_time goodput; do
+  expect "no-jobs-${f}-is-null" 0 "\"${f}\": null" -- cat nojobs/default/summary.json
+done
+expect no-jobs-csv-empty 0 "^default,0,0,0,0,,,,,,,,,,0,0,0,0,0,,,,,," -- cat nojobs/summary.csv
 exit "${fail}"
