@@ -293,7 +293,9 @@ inline std::unique_ptr<CLI::App> make_experiment_app(raw_args& r) {
   for (auto* c : {packing, mig}) {
     c->allow_extras();  // named one at a time by parse_experiment_command
     for (auto* o : c->get_options()) {
-      if (o->get_name() != "--help") o->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+      // Kept all: parse_experiment_command refuses an option given twice, naming it and its
+      // values (CLI11's own Throw says only "At Most 1 required but received 2").
+      if (o->get_name() != "--help") o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     }
   }
   return app;
@@ -382,6 +384,15 @@ inline parsed_command parse_experiment_command(const std::vector<std::string>& a
     throw usage_error((subs.empty() ? std::string() : subs.front()->get_name() + ": ") + e.what());
   }
   const std::string sub = app->get_subcommands().front()->get_name();
+  // An option given twice: the last would silently win.
+  for (const auto* opt : app->get_subcommands().front()->get_options()) {
+    if (opt->count() > 1) {
+      std::string values;
+      for (const auto& v : opt->results()) values += (values.empty() ? "'" : ", '") + v + "'";
+      throw usage_error(sub + ": " + opt->get_name() + " is given " + std::to_string(opt->count()) +
+                        " times (" + values + "): give it once");
+    }
+  }
   if (const auto extra = app->get_subcommands().front()->remaining(); !extra.empty()) {
     const std::string& a = extra.front();
     throw usage_error(sub + ": " +

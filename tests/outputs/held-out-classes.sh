@@ -129,4 +129,16 @@ for f in allocation fragmentation_mean jain jain_over_time goodput; do
   expect "no-jobs-${f}-is-null" 0 "\"${f}\": null" -- cat nojobs/default/summary.json
 done
 expect no-jobs-csv-empty 0 "^default,0,0,0,0,,,,,,,,,,0,0,0,0,0,,,,,," -- cat nojobs/summary.csv
+# An option given twice to packing or mig is named with its values (outside cases 51, 55,
+# 56); a dangling link at --out is named as a link (outside case 39).
+expect packing-tune-twice 2 "packing: --tune is given 2 times \('1.2', '1.4'\): give it once" -- \
+  "${exp}" "${P[@]}" --policy fgd --seeds 1 --tune 1.2 --tune 1.4
+expect packing-cell-twice 2 "packing: --cell is given 2 times \('0', '1'\)" -- \
+  "${exp}" "${P[@]}" --policy fgd --seeds 1-2 --cell 0 --cell 1 --out twice
+expect mig-workload-twice 2 "mig: --workload is given 2 times \('a', 'b'\)" -- \
+  "${exp}" mig --nodes "${nodes}" --pods "${pods}" --seeds 1 --workload a --workload b
+ln -s "${work}/no-such-folder" dangling
+expect dangling-out-link 2 "dangling:0: field '--out': is a symbolic link to '${work}/no-such-folder', which is not a folder" -- \
+  "${rep}" --trace "${T}" --cluster 2x4 --out dangling --quiet
+[[ -e "${work}/no-such-folder" ]] && { echo "FAIL dangling-out-link: the link's target was made"; fail=1; }
 exit "${fail}"
