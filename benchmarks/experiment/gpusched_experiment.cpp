@@ -417,11 +417,29 @@ int write_slurm_array(const experiment_args& o, std::size_t n_cells) {
   }
   std::string cmd = shell_quote(self, "the program's path") + " " + shell_quote(o.subcommand);
   for (const auto& a : base) cmd += " " + shell_quote(a, "argument '" + a + "'");
-  const std::string cells = shell_quote((out / "cells").string(), "--out");
   // The subcommand is one of the parser's own words (packing), never a user's text.
   if (o.subcommand.empty() || o.subcommand.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos) {
     throw std::logic_error("write_slurm_array: subcommand '" + o.subcommand + "'");
   }
+  // No link planted in OUT after the generator ran redirects a write of the scripts: each
+  // refuses a symbolic link at the folders and files it writes (OUT/slurm, OUT/cells, the
+  // task's folder, its log, the table), removes a stale log or table and creates it anew with
+  // noclobber (O_EXCL: a link planted in between makes the redirection fail). The task's own
+  // folder is also refused as a link by the program (--cell opens its --out no-follow).
+  const std::string guard =
+      "set -o noclobber\n"
+      "refuse_link() {\n"
+      "  local p\n"
+      "  for p in \"$@\"; do\n"
+      "    if [ -L \"${p}\" ]; then\n"
+      "      echo \"$0: ${p} is a symbolic link: refusing to write through it (remove it)\" >&2\n"
+      "      exit 1\n"
+      "    fi\n"
+      "  done\n"
+      "}\n"
+      "fresh() { refuse_link \"$1\"; rm -f -- \"$1\"; }  # a stale file goes; noclobber makes it anew\n"
+      "out=" + shell_quote(out.string(), "--out") + "\n"
+      "refuse_link \"${out}/slurm\" \"${out}/cells\"\n";
   std::string array = "#!/bin/bash\n"
                       "# Written by gpusched-experiment --slurm-array: task i runs cell i of the\n"
                       "# grid (in the order of the printed rows) into cells/<i>; its output goes to\n"
@@ -430,11 +448,13 @@ int write_slurm_array(const experiment_args& o, std::size_t n_cells) {
                       "#SBATCH --array=0-" + std::to_string(n_cells - 1) + "\n"
                       "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
                       "#SBATCH --output=/dev/null\n"
-                      "set -euo pipefail\n"
-                      "exec >" + shell_quote((dir / "task-").string(), "--out") +
-                      "\"${SLURM_ARRAY_TASK_ID}\".out 2>&1\n"
-                      "exec " + cmd + " --jobs 1 --cell \"${SLURM_ARRAY_TASK_ID}\" --out " +
-                      cells + "/\"${SLURM_ARRAY_TASK_ID}\"\n";
+                      "set -euo pipefail\n" + guard +
+                      "id=\"${SLURM_ARRAY_TASK_ID}\"\n"
+                      "case \"${id}\" in ''|*[!0-9]*) echo \"$0: SLURM_ARRAY_TASK_ID '${id}' is not a task number\" >&2; exit 1 ;; esac\n"
+                      "refuse_link \"${out}/cells/${id}\"\n"
+                      "fresh \"${out}/slurm/task-${id}.out\"\n"
+                      "exec >\"${out}/slurm/task-${id}.out\" 2>&1\n"
+                      "exec " + cmd + " --jobs 1 --cell \"${id}\" --out \"${out}/cells/${id}\"\n";
   std::string merge = "#!/bin/bash\n"
                       "# Written by gpusched-experiment --slurm-array: after every task, builds the\n"
                       "# outputs of a local run (the table in slurm/table.txt, messages in\n"
@@ -442,10 +462,11 @@ int write_slurm_array(const experiment_args& o, std::size_t n_cells) {
                       "#SBATCH --job-name=gpusched-" + o.subcommand + "-merge\n"
                       "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
                       "#SBATCH --output=/dev/null\n"
-                      "set -euo pipefail\n"
-                      "exec 2>" + shell_quote((dir / "merge.out").string(), "--out") + "\n" +
-                      cmd + " --merge " + cells + " --out " + shell_quote(out.string(), "--out") +
-                      " > " + shell_quote((dir / "table.txt").string(), "--out") + "\n";
+                      "set -euo pipefail\n" + guard +
+                      "fresh \"${out}/slurm/merge.out\"\n"
+                      "exec 2>\"${out}/slurm/merge.out\"\n"
+                      "fresh \"${out}/slurm/table.txt\"\n" +
+                      cmd + " --merge \"${out}/cells\" --out \"${out}\" >\"${out}/slurm/table.txt\"\n";
   gpusched_experiment::write_out_file(out, "slurm/array.sh", array, true);
   gpusched_experiment::write_out_file(out, "slurm/merge.sh", merge, true);
   const std::string array_q = shell_quote((dir / "array.sh").string(), "--out");
@@ -522,12 +543,15 @@ int run_packing(const experiment_args& o) {
     cfg.popularity = popularity;
     cfg.random_ties = o.random_ties;
     cfg.permute_nodes = !o.name_order;
-    // --out is checked before the cell runs: a task never computes what it cannot keep.
+    // --out is checked before the cell runs: a task never computes what it cannot keep. A
+    // cell's --out is its own folder (a --slurm-array task's OUT/cells/<i>, inside the grid's
+    // --out): a symbolic link planted at it is refused, never written through.
     g_stage = "preparing --out " + o.out;
-    gpusched_experiment::check_out_root(o.out);
+    const auto no_link = gpusched_experiment::out_root::no_link;
+    gpusched_experiment::check_out_root(o.out, no_link);
     g_stage = "running cell " + std::to_string(*o.cell);
     const auto r = exp.run(cfg);
-    gpusched_experiment::write_out_file(o.out, "cell.txt", cell_text(r, grid));
+    gpusched_experiment::write_out_file(o.out, "cell.txt", cell_text(r, grid), false, no_link);
     std::printf("cell %zu (%s, seed %llu) written to %s\n", *o.cell,
                 std::string(gs::fgd_policy_label(cfg.policy)).c_str(),
                 static_cast<unsigned long long>(cfg.seed), o.out.c_str());

@@ -182,8 +182,15 @@ void apply_one(options& o, const std::string& k, const std::string& v) {
     o.compositions = {v};
   } else if (k == "compare") {
     o.compositions.clear();
-    for (auto& s : split(v, ';')) {
-      if (!trim(s).empty()) o.compositions.push_back(trim(s));
+    const auto items = split(v, ';');
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      // An empty item (`a;;b`, a trailing `;`) is refused: a list option takes each item once
+      // and nothing else.
+      if (trim(items[i]).empty()) {
+        throw usage_error{"--compare: empty composition (item " + std::to_string(i + 1) +
+                          ") in '" + v + "': give each SPEC once, separated by ';'"};
+      }
+      o.compositions.push_back(trim(items[i]));
     }
   } else if (k == "tenant") {
     o.tenant = v;
@@ -257,16 +264,28 @@ void apply_one(options& o, const std::string& k, const std::string& v) {
   }
 }
 
+/// What a run does, known once its trace is read and its compositions parsed: what a
+/// `needs_run` rule asks for.
+struct run_facts {
+  bool gittins = false;     ///< a composition orders by ordering=2d-gittins
+  bool preempts = false;    ///< a composition's preemption slot is not `none`
+  bool restarts = false;    ///< a job can restart: a composition preempts, or nodes or GPUs fail
+  bool cpu_default = false; ///< the cluster's nodes or some job take --cpu-per-gpu CPU figures
+};
+
 /// How two options relate, in one table for command lines and config files alike: `excludes`
 /// (given together from one source, the run is refused, naming both and where each was given;
-/// a command-line option overrides the other one of a config file), or `needs` (without the
-/// other one set to more than 0 the option does nothing, and the run says so).
+/// a command-line option overrides the other one of a config file), `needs` (without the
+/// other one set to more than 0 the option does nothing, and the run says so) or `needs_run`
+/// (without `fact` of the run, described by `other`, the option does nothing, and the run says
+/// so).
 struct option_rule {
-  enum kind { excludes, needs };
+  enum kind { excludes, needs, needs_run };
   const char* key;
   const char* other;
   kind what;
   const char* why;
+  bool run_facts::*fact = nullptr;  ///< needs_run: what the option needs
 };
 constexpr option_rule kRules[] = {
     {"policy", "compare", option_rule::excludes, "both set the compositions"},
@@ -275,13 +294,31 @@ constexpr option_rule kRules[] = {
     {"urgent-priority", "urgent-fraction", option_rule::needs, "no job is promoted"},
     {"checkpoint-cost-s", "checkpoint-interval-s", option_rule::needs,
      "no periodic checkpoint is taken"},
+    {"gittins-prior", "a composition with ordering=2d-gittins", option_rule::needs_run,
+     "no composition has ordering=2d-gittins", &run_facts::gittins},
+    {"graceful-preemption", "a composition whose preemption is not none", option_rule::needs_run,
+     "no composition preempts (preemption=none)", &run_facts::preempts},
+    {"restore-cost-s", "a composition that preempts, or --node-mtbf-hours/--gpu-mtbf-hours above 0",
+     option_rule::needs_run, "no job restarts (no composition preempts and no node or GPU fails)",
+     &run_facts::restarts},
+    {"cpu-per-gpu", "a NODESxGPUS --cluster or a trace job without a CPU figure",
+     option_rule::needs_run,
+     "every node of the openb --cluster and every job of the trace has its own CPU figure",
+     &run_facts::cpu_default},
 };
 
-/// The notes of a run: each option given that does nothing in it (`option_rule::needs`).
-std::vector<std::string> option_notes(const options& o) {
+/// The notes of a run: each option given that does nothing in it (`option_rule::needs`, and
+/// `option_rule::needs_run` when `facts` is given).
+std::vector<std::string> option_notes(const options& o, const run_facts* facts = nullptr) {
   std::vector<std::string> notes;
   for (const auto& r : kRules) {
-    if (r.what != option_rule::needs || !o.given.contains(r.key)) continue;
+    if (r.what == option_rule::excludes || !o.given.contains(r.key)) continue;
+    if (r.what == option_rule::needs_run) {
+      if (facts == nullptr || facts->*r.fact) continue;
+      notes.push_back(std::string("--") + r.key + " (" + o.given_at.at(r.key) +
+                      ") does nothing in this run: " + r.why + " (it needs " + r.other + ")");
+      continue;
+    }
     const auto it = o.given.find(r.other);
     if (it != o.given.end()) {
       const auto v = gs::parse_real(it->second);
@@ -607,8 +644,14 @@ composition parse_composition(std::string spec, const gs::policy_inputs& x,
   }
   std::string auto_label;
   std::vector<std::string> slots_given;
-  for (const auto& kv : split(spec, ',')) {
-    if (trim(kv).empty()) continue;
+  const auto items = split(spec, ',');
+  for (const auto& kv : items) {
+    // "" (or "LABEL:") is the library's default composition; an empty item among others
+    // (`ordering=fifo,,packing=x`) is refused.
+    if (trim(kv).empty() && items.size() == 1) continue;
+    if (trim(kv).empty()) {
+      throw usage_error{"policy '" + spec + "': empty item: give each slot=name once, separated by ','"};
+    }
     const auto eq = kv.find('=');
     if (eq == std::string::npos) throw usage_error{"policy '" + kv + "': expected slot=name"};
     const auto slot = trim(kv.substr(0, eq));
@@ -645,9 +688,6 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
         std::vector<replay_tables>* tables) {
   if (o.trace.empty()) throw usage_error{"--trace is required"};
   const auto cs = parse_cluster(o.cluster);
-  // A setting that does nothing in this run says so (on standard error and in run.json).
-  const auto notes = option_notes(o);
-  for (const auto& n : notes) err << "replay: note: " << n << "\n";
   // Every input file is read once, through `files`: run.json records the digest of the bytes
   // the run parsed (a piped trace included).
   input_files files;
@@ -796,6 +836,18 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
       }
     }
   }
+  // A setting that does nothing in this run says so (on standard error and in run.json).
+  run_facts facts;
+  for (const auto& c : comps) {
+    facts.gittins = facts.gittins || c.config.ordering == "2d-gittins";
+    facts.preempts = facts.preempts || c.config.preemption != "none";
+  }
+  facts.restarts = facts.preempts || o.mtbf_h > 0 || o.gpu_mtbf_h > 0;
+  facts.cpu_default = cs.openb_nodes.empty() ||
+                      std::any_of(tr.jobs.begin(), tr.jobs.end(),
+                                  [](const gs::trace_job& j) { return j.cpu <= gs::cpu_millis{0}; });
+  const auto notes = option_notes(o, &facts);
+  for (const auto& n : notes) err << "replay: note: " << n << "\n";
   // --out is made and checked before any run: its folder and every composition's, none a
   // symbolic link; run.json, written first, records how the folder is made.
   if (!o.out_dir.empty()) {

@@ -145,7 +145,10 @@ struct sim_summary {
   double idle_gpu_hours = 0;      ///< capacity - allocated - down
   double allocation = 0;          ///< allocated / (capacity - down)
   double goodput = 0;             ///< useful GPU-time (finished jobs' work x GPUs) / allocated
-  double mean_fragmentation = 0;  ///< mean of the samples' fragmentation
+  double mean_fragmentation = 0;  ///< mean of the samples' fragmentation (0 without samples)
+  /// The samples the figures over time (fragmentation, jain_over_time) come from; 0: they are
+  /// undefined (the report prints them so, never as 0).
+  std::size_t samples = 0;
   double jain = 1;                ///< Jain's index over tenants of whole-run share / entitlement
   /// Mean over samples with two or more active tenants of Jain's index of each active tenant's
   /// held GPUs / its weighted max-min fair share (1 when no sample has two active tenants).
@@ -242,6 +245,7 @@ inline sim_summary summarize(std::span<const job_record> records,
   s.queueing_s = summarize_values(queue);
   s.rho = summarize_values(rho);
   s.goodput = totals.allocated_integral > 0 ? useful * 1000.0 / totals.allocated_integral : 0;
+  s.samples = samples.size();
   if (!samples.empty()) {
     double f = 0;
     for (const auto& x : samples) f += x.fragmentation;
