@@ -79,8 +79,8 @@ inline std::string printable_message(std::string_view message) {
 /// Base of every exception the library throws. `what()` starts with `[gpusched.<id>] `.
 class error : public std::runtime_error {
  public:
-  /// An error of kind `id`; `what()` is `[gpusched.<id>] ` followed by `message`, its control
-  /// bytes escaped (`detail::printable_message`: a NUL as `\0`).
+  /// An error of kind `id`. `what()` is the prefix `[gpusched.<id>]`, a space, then `message`
+  /// with its control bytes escaped (see `detail::printable_message`).
   error(error_id id, const std::string& message)
       : std::runtime_error("[gpusched." + std::string(to_string(id)) + "] " +
                            detail::printable_message(message)),

@@ -43,31 +43,31 @@ struct usage_error : std::invalid_argument {
 
 /// What an option's value is, and so how it is checked.
 enum class value_kind : std::uint8_t {
-  flag,     ///< no value
-  seconds,  ///< a decimal number of seconds in [min, max]
-  text,     ///< any text (passed as one argv word, never to a shell)
-  file,     ///< a path read as a file: not a directory
-  policy,   ///< slot=name pairs, each slot once
-  config,   ///< text written into a generated configuration file: no control character
+  flag,         ///< no value
+  seconds,      ///< a decimal number of seconds in [min, max]
+  text,         ///< any text (passed as one argv word, never to a shell)
+  file,         ///< a path read as a file: not a directory
+  policy,       ///< slot=name pairs, each slot once
+  config,       ///< text written into a generated configuration file: no control character
   config_file,  ///< both `file` and `config`
 };
 
 /// One option of a command: its name (with `--`), the name of its value (empty for a flag),
 /// its kind, its range (`seconds` only) and its help text.
 struct option_spec {
-  const char* name;
-  const char* value;
-  value_kind kind;
-  double min;
-  double max;
-  const char* help;
+  const char* name;   ///< the option, with its leading `--` (or `-h`)
+  const char* value;  ///< the name of its value in the help text; empty for a flag
+  value_kind kind;    ///< how its value is checked
+  double min;         ///< the least value (`seconds` only)
+  double max;         ///< the greatest value (`seconds` only)
+  const char* help;   ///< one line of help text
 };
 
 /// Two options of one command that exclude each other, and why.
 struct option_exclusion {
-  const char* a;
-  const char* b;
-  const char* why;
+  const char* a;    ///< one option, with its `--`
+  const char* b;    ///< the option it excludes
+  const char* why;  ///< why the two cannot be given together (quoted in the error)
 };
 
 /// The options of `gpusched-slurm` (the scheduling command).
@@ -198,14 +198,21 @@ inline void parse_policy_slots(std::string_view text, pipeline_config& c) {
     const auto eq = item.find('=');
     std::string* slot = nullptr;
     const std::string k(item.substr(0, eq == std::string_view::npos ? item.size() : eq));
-    if (k == "ordering") slot = &c.ordering;
-    else if (k == "admission") slot = &c.admission;
-    else if (k == "packing") slot = &c.packing;
-    else if (k == "placement") slot = &c.placement;
-    else if (k == "preemption") slot = &c.preemption;
+    if (k == "ordering")
+      slot = &c.ordering;
+    else if (k == "admission")
+      slot = &c.admission;
+    else if (k == "packing")
+      slot = &c.packing;
+    else if (k == "placement")
+      slot = &c.placement;
+    else if (k == "preemption")
+      slot = &c.preemption;
     if (eq == std::string_view::npos || slot == nullptr) {
-      throw usage_error("--policy takes slot=name pairs (ordering, admission, packing, "
-                        "placement, preemption): '" + std::string(item) + "' is not one");
+      throw usage_error(
+          "--policy takes slot=name pairs (ordering, admission, packing, "
+          "placement, preemption): '" +
+          std::string(item) + "' is not one");
     }
     const std::string v(item.substr(eq + 1));
     if (const auto it = seen.find(k); it != seen.end()) {
@@ -241,10 +248,9 @@ inline void parse_policy_slots(std::string_view text, pipeline_config& c) {
       v = args[++i];
     }
     if (const auto it = given.find(a); it != given.end()) {
-      throw usage_error(spec->kind == value_kind::flag
-                            ? a + " is given twice: give it once"
-                            : a + " is given twice ('" + it->second + "', then '" + v +
-                                  "'): give it once");
+      throw usage_error(spec->kind == value_kind::flag ? a + " is given twice: give it once"
+                                                       : a + " is given twice ('" + it->second +
+                                                             "', then '" + v + "'): give it once");
     }
     switch (spec->kind) {
       case value_kind::seconds:
@@ -285,17 +291,17 @@ inline void parse_policy_slots(std::string_view text, pipeline_config& c) {
 
 /// The settings of the scheduling command.
 struct bridge_options {
-  bool once = true;
-  double interval = 0;
-  bool dry_run = false;
-  bool json = false;
-  bool help = false;
-  pipeline_config policy{};
-  std::string partition;
-  std::string topology;
-  std::string signal = "USR1";
-  double grace = 10;
-  double timeout = 20;
+  bool once = true;          ///< one cycle, then exit (no `--interval`)
+  double interval = 0;       ///< `--interval`: seconds between cycles (when not `once`)
+  bool dry_run = false;      ///< `--dry-run`: print the commands instead of running them
+  bool json = false;         ///< `--json`: JSON lines on stdout, human text on stderr
+  bool help = false;         ///< `--help` / `-h`: print the usage and exit
+  pipeline_config policy{};  ///< `--policy`: the composition, slot by slot
+  std::string partition;     ///< `--partition`: the partitions to schedule, by comma (empty: all)
+  std::string topology;      ///< `--topology`: Slurm topology.conf for placement=topology
+  std::string signal = "USR1";  ///< `--signal`: sent to a victim before it is requeued
+  double grace = 10;            ///< `--grace`: seconds between the signal and the requeue
+  double timeout = 20;          ///< `--timeout`: seconds a Slurm command may take
 };
 
 /// The option of `table` named `name` (which must be there).
@@ -336,8 +342,12 @@ struct bridge_options {
 
 /// The settings of `gres-links`.
 struct gres_links_options {
-  std::string nodes, type, topo, model, file_prefix = "/dev/nvidia";
-  bool help = false;
+  std::string nodes;                        ///< `--nodes`: the node names (a Slurm hostlist)
+  std::string type;                         ///< `--type`: the Type= of every line (empty: none)
+  std::string topo;                         ///< `--topo`: a node's `nvidia-smi topo -m` output file
+  std::string model;                        ///< `--model`: a built-in node type (e.g. `dgx-a100`)
+  std::string file_prefix = "/dev/nvidia";  ///< `--file-prefix`: File= is this and the GPU index
+  bool help = false;                        ///< `--help`: print the usage and exit
 };
 
 /// `gres-links`'s settings from its arguments (after the word `gres-links`).
