@@ -36,6 +36,9 @@ namespace gpusched_experiment {
 namespace {
 
 
+/// The greatest --max-cycles (about an hour of CPU at the cheapest cycle).
+constexpr std::uint64_t kMaxCyclesLimit = 1'000'000'000;
+
 struct options {
   std::string trace;
   std::string cluster = "250x8:V100-SXM2-32GB";
@@ -48,7 +51,7 @@ struct options {
   double mtbf_h = 0, repair_h = 1;
   double gpu_mtbf_h = 0, gpu_repair_h = 1;
   double time_limit_days = 0;
-  /// --max-cycles: the run stops after this many scheduling cycles (0: no limit).
+  /// --max-cycles: the run stops after this many scheduling cycles (1 to kMaxCyclesLimit).
   std::uint64_t max_cycles = 10'000'000;
   double arrival_scale = 1;
   double ck_interval_s = 0, ck_cost_s = 0, restore_s = 0;
@@ -213,7 +216,15 @@ void apply_one(options& o, const std::string& k, const std::string& v) {
     if (o.time_limit_days > 1e9)
       throw usage_error{"--" + k + ": '" + v + "' is too large (at most 1e9)"};
   } else if (k == "max-cycles") {
-    o.max_cycles = to_whole<std::uint64_t>(k, v);
+    // Bounded on both sides: 0 ("no limit") or a limit past 1e9 would let a run's length follow
+    // the trace's durations at --trigger 1 (a cycle a second behind a 1e8 s job), which is a run
+    // without end in practice. 1e9 cycles is about an hour of CPU.
+    o.max_cycles = to_whole<std::uint64_t>(k, v, kMaxCyclesLimit);
+    if (o.max_cycles == 0) {
+      throw usage_error{"--max-cycles: 0 is not a limit (give 1 to " +
+                        std::to_string(kMaxCyclesLimit) +
+                        "; a longer --trigger needs fewer cycles)"};
+    }
   } else if (k == "arrival-scale") {
     o.arrival_scale = to_number(k, v);
     if (o.arrival_scale <= 0) throw usage_error{"--arrival-scale: '" + v + "' is not above 0"};
@@ -425,7 +436,7 @@ constexpr option_doc kOptions[] = {
     {"gpu-mtbf-hours", "H", "mean time between failures per GPU (default 0: none); a failed GPU interrupts only the jobs holding it"},
     {"gpu-repair-hours", "H", "repair time of a failed GPU (default 1)"},
     {"time-limit-days", "D", "stop D simulated days after the first event (default 0: none); jobs not finished by then are reported as unfinished"},
-    {"max-cycles", "N", "stop after N scheduling cycles (default 10,000,000; 0: no limit); jobs not finished by then are reported as unfinished, and the run says it stopped there. Bounds --trigger SECONDS behind a very long job (a cycle at every tick while a job waits)"},
+    {"max-cycles", "N", "stop after N scheduling cycles (1 to 1,000,000,000; default 10,000,000); jobs not finished by then are reported as unfinished, and the run says it stopped there. Bounds --trigger SECONDS behind a very long job (a cycle at every tick while a job waits)"},
     {"checkpoint-interval-s", "S", "periodic checkpoint interval of every job (default 0: none; otherwise at least 1)"},
     {"checkpoint-cost-s", "S", "time to write a checkpoint (default 0)"},
     {"restore-cost-s", "S", "time to restore after a restart (default 0)"},

@@ -55,6 +55,15 @@ expect interval-trigger-alone 0 "cycles +1$" -- \
 expect interval-trigger-behind 0 "stopped at the cycle limit \(--max-cycles 1000\)" -- \
   "${rep}" --trace tiresias:long.csv --cluster 1x8 --trigger 1 --max-cycles 1000 \
   --policy ordering=fifo,preemption=none
+# --max-cycles is bounded on both sides: 0 ("no limit") and 2^64-1 would let the run follow a
+# 1e8 s job at --trigger 1 (outside cases 120, 174, 175).
+expect max-cycles-zero 2 "--max-cycles: 0 is not a limit \(give 1 to 1000000000" -- \
+  "${rep}" --trace tiresias:long.csv --cluster 1x8 --trigger 1 --max-cycles 0 \
+  --policy ordering=fifo,preemption=none
+expect max-cycles-huge 2 "--max-cycles: '18446744073709551615' is too large \(at most 1000000000\)" -- \
+  "${rep}" --trace tiresias:long.csv --cluster 1x8 --trigger 1 --max-cycles 18446744073709551615
+expect max-cycles-past-1e9 2 "--max-cycles: '1000000000001' is too large" -- \
+  "${rep}" --trace tiresias:long.csv --cluster 1x8 --max-cycles 1000000000001
 want=$(sha256sum <"${trace}" | cut -d' ' -f1)
 "${rep}" --trace tiresias:/dev/stdin --cluster 2x4 --out piped --quiet <"${trace}" >/dev/null 2>&1
 expect piped-trace-digest 0 "\"sha256\": \"${want}\", \"bytes\": $(wc -c <"${trace}")" -- cat piped/run.json
