@@ -196,10 +196,10 @@ int gres_links_command(const std::vector<std::string>& args) {
                     &prefix = o.file_prefix;
   std::optional<gs::node_topology> t;
   if (!topo.empty()) {
-    auto in = gs::open_input(topo);  // a directory is called one
-    std::stringstream ss;
-    ss << in.rdbuf();
-    t = gs::parse_topo_matrix(ss.str(), {.name = topo, .file = topo}).topology;
+    auto in = gs::open_input(topo);  // a directory or a device is called one
+    t = gs::parse_topo_matrix(gs::read_bounded(in, topo, gs::kMaxConfigBytes),
+                              {.name = topo, .file = topo})
+            .topology;
   } else if (model == "dgx1-v100") {
     t = gs::dgx1_v100();
   } else if (model == "dgx-a100") {
@@ -233,7 +233,7 @@ struct output {
   }
   /// An error: on stderr, and as `{"event":"error"}` with --json.
   void error(const std::string& message) const {
-    std::cerr << "gpusched-slurm: " << message << "\n";
+    std::cerr << "gpusched-slurm: " << gs::detail::printable_message(message) << "\n";
     std::cerr.flush();
     object({{"event", "error"}, {"describe", message}});
   }
@@ -248,15 +248,9 @@ int cycle(const options& o, const output& out) {
       sl::parse_partitions(query({"scontrol", "--all", "--oneliner", "show", "partition"}, o.timeout));
   std::string topology_text;
   if (!o.topology.empty()) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(o.topology, ec)) {
-      throw std::runtime_error("topology file '" + o.topology + "' is a directory, not a file");
-    }
-    std::ifstream in(o.topology);
-    if (!in) throw std::runtime_error("cannot read topology file '" + o.topology + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    topology_text = ss.str();
+    // A directory, a device or an unreadable path is named; the text is read up to a bound.
+    auto in = gs::open_input(o.topology);
+    topology_text = gs::read_bounded(in, o.topology, gs::kMaxConfigBytes);
   }
   gs::policy_registry reg;
   const auto outcome = sl::schedule_cycle(
@@ -378,7 +372,7 @@ int main(int argc, char** argv) {
     try {
       return gres_links_command(args);
     } catch (const std::exception& e) {
-      std::cerr << "gpusched-slurm: " << e.what() << "\n";
+      std::cerr << "gpusched-slurm: " << gs::detail::printable_message(e.what()) << "\n";
       return 2;
     }
   }
@@ -395,7 +389,7 @@ int main(int argc, char** argv) {
     reg.check<gs::placement_tag>(o.policy.placement);
     reg.check<gs::preemption_tag>(o.policy.preemption);
   } catch (const std::exception& e) {
-    std::cerr << "gpusched-slurm: " << e.what() << "\n";
+    std::cerr << "gpusched-slurm: " << gs::detail::printable_message(e.what()) << "\n";
     usage(std::cerr);
     return 2;
   }

@@ -842,7 +842,7 @@ int main(int argc, char** argv) {
     sub = cmd.args.subcommand;
     return sub == "packing" ? run_packing(cmd.args) : run_mig(cmd.args);
   } catch (const usage_error& e) {
-    const std::string what = e.what();
+    const std::string what = gs::detail::printable_message(e.what());
     const bool named = what.starts_with("packing: ") || what.starts_with("mig: ");
     std::fprintf(stderr, "gpusched-experiment%s%s\n(gpusched-experiment %s--help for usage)\n",
                  named ? " " : ": ", what.c_str(), named ? (sub + " ").c_str() : "");
@@ -852,8 +852,8 @@ int main(int argc, char** argv) {
                  g_stage.c_str());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpusched-experiment %s: %s (while %s)\n", sub.c_str(), e.what(),
-                 g_stage.c_str());
+    std::fprintf(stderr, "gpusched-experiment %s: %s (while %s)\n", sub.c_str(),
+                 gs::detail::printable_message(e.what()).c_str(), g_stage.c_str());
     return 1;
   } catch (...) {
     std::fprintf(stderr, "gpusched-experiment %s: unknown exception while %s\n", sub.c_str(),

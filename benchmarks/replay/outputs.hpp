@@ -330,7 +330,9 @@ class input_files {
  public:
   /// The bytes of `path`, read on the first call. @throws parse_error (line 0, field `file`)
   /// naming the path (a NUL in it, a directory, cannot open, a read error).
-  const std::string& read(const std::string& path) {
+  /// At most `max_bytes` are read (`gpusched::kMaxInputBytes`, 1 GiB, unless given).
+  const std::string& read(const std::string& path,
+                          std::size_t max_bytes = gpusched::kMaxInputBytes) {
     for (const auto& f : files_) {
       if (f.path == path) return f.text;
     }
@@ -341,6 +343,12 @@ class input_files {
     while (in) {
       in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
       const auto n = static_cast<std::size_t>(in.gcount());
+      // An endless stream (`yes |`, a FIFO never closed) ends here, named.
+      if (e.text.size() + n > max_bytes) {
+        throw gpusched::parse_error(path, 0, "file",
+                                    "holds more than " + std::to_string(max_bytes) +
+                                        " bytes, the most read from one input; not read further");
+      }
       h.update(std::string_view(buf.data(), n));
       e.text.append(buf.data(), n);
     }

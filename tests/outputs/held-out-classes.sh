@@ -64,6 +64,24 @@ expect max-cycles-huge 2 "--max-cycles: '18446744073709551615' is too large \(at
   "${rep}" --trace tiresias:long.csv --cluster 1x8 --trigger 1 --max-cycles 18446744073709551615
 expect max-cycles-past-1e9 2 "--max-cycles: '1000000000001' is too large" -- \
   "${rep}" --trace tiresias:long.csv --cluster 1x8 --max-cycles 1000000000001
+# A device is not an input (its stream would not end), and a control byte a user typed is
+# printed escaped in every message (third outside try, cases 16, 17, 21, 52).
+expect config-device 2 "/dev/zero:0: field 'file': is a device, not a file or a pipe" -- \
+  "${rep}" --config /dev/zero --trace tiresias:long.csv --cluster 1x8
+expect trace-device 2 "/dev/zero:0: field 'file': is a device, not a file or a pipe" -- \
+  "${rep}" --trace tiresias:/dev/zero --cluster 1x8
+expect nodes-device 1 "is a device, not a file or a pipe" -- \
+  "${exp}" packing --nodes /dev/zero --pods "${pods}" --policy fgd --seeds 1 --no-timing
+expect tenant-escape-escaped 2 "no tenant '.x1b.2Jred' in the trace" -- \
+  "${rep}" --trace tiresias:long.csv --cluster 1x8 --tenant $'\e[2Jred'
+printf 'tenant = \033[2Jred\n' >esc.cfg
+expect tenant-escape-config 2 "no tenant '.x1b.2Jred' in the trace" -- \
+  "${rep}" --config esc.cfg --trace tiresias:long.csv --cluster 1x8
+if "${rep}" --trace tiresias:long.csv --cluster 1x8 --tenant $'\e[2Jred' 2>&1 | grep -q $'\e'; then
+  echo "FAIL tenant-escape: a raw ESC byte reached the terminal"; fail=1
+else
+  echo "ok   tenant-escape-no-raw-byte"
+fi
 want=$(sha256sum <"${trace}" | cut -d' ' -f1)
 "${rep}" --trace tiresias:/dev/stdin --cluster 2x4 --out piped --quiet <"${trace}" >/dev/null 2>&1
 expect piped-trace-digest 0 "\"sha256\": \"${want}\", \"bytes\": $(wc -c <"${trace}")" -- cat piped/run.json

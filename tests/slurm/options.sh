@@ -55,6 +55,8 @@ accepted() {
 }
 
 # 88-94: --interval, whole decimal number within 0.1 to 86400 s
+refused "--topology: '/dev/zero' is a device, not a file" --once --dry-run --topology /dev/zero
+refused "--topo: '/dev/zero' is a device, not a file" gres-links --nodes g1 --topo /dev/zero
 refused "--interval: '5abc' is not a number" --interval 5abc --dry-run
 refused "--interval: '0x10' is not a number" --interval 0x10 --dry-run
 refused "--interval: 'inf' is not a number" --interval inf --dry-run

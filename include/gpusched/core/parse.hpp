@@ -8,7 +8,8 @@
 ///   called too close to zero rather than "not a number");
 /// - text: `is_utf8` (names written into JSON must be UTF-8), `strip_bom` (a UTF-8 byte-order
 ///   mark before a header is skipped);
-/// - files: `open_input` (a directory given as a file is called a directory);
+/// - files: `open_input` (a directory given as a file is called a directory, a device such as
+///   `/dev/zero` a device), `read_bounded` (an input past `kMaxInputBytes` is refused);
 /// - checked arithmetic: `checked_add`, `checked_mul`, `to_millis` (seconds to milliseconds
 ///   of a value that may be huge or infinite).
 ///
@@ -168,8 +169,19 @@ template <class T = std::int64_t>
   return s;
 }
 
+/// True when `path` is a character device other than a terminal (`/dev/zero`, `/dev/urandom`,
+/// `/dev/null`, through links such as `/dev/stdin` too): not a text input, since reading it
+/// would not end or gives nothing. Files, pipes, FIFOs and terminals are inputs. Opens nothing.
+[[nodiscard]] inline bool is_device_input(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_character_file(path, ec)) return false;
+  const auto real = std::filesystem::canonical(path, ec).string();
+  return ec || !(real.starts_with("/dev/pts/") || real.starts_with("/dev/tty"));
+}
+
 /// Opens `path` for reading. @throws parse_error (line 0, field `file`) for a path holding a NUL
-/// byte (shown as `\0`), naming a directory as a directory, and otherwise "cannot open".
+/// byte (shown as `\0`), naming a directory as a directory and a device (`is_device_input`) as
+/// a device, and otherwise "cannot open".
 [[nodiscard]] inline std::ifstream open_input(const std::string& path) {
   // The operating system reads a path up to its first NUL: "a.csv\0b" would open "a.csv".
   if (const auto z = path.find('\0'); z != std::string::npos) {
@@ -183,9 +195,45 @@ template <class T = std::int64_t>
   if (std::filesystem::is_directory(path, ec)) {
     throw parse_error(path, 0, "file", "is a directory, not a file");
   }
+  // A character device other than a terminal (/dev/zero, /dev/urandom, /dev/null) is not a
+  // text input: reading it would not end, or gives nothing. Files, pipes and FIFOs
+  // (`<(zcat t.gz)`, `/dev/stdin` from a pipe) and terminals are read.
+  if (is_device_input(path)) {
+    const auto real = std::filesystem::canonical(path, ec).string();
+    throw parse_error(path, 0, "file",
+                      "is a device" + (ec || real == path ? std::string() : " (" + real + ")") +
+                          ", not a file or a pipe");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw parse_error(path, 0, "file", "cannot open");
   return in;
+}
+
+/// The most bytes a program reads from a trace, a node list or another data input (1 GiB):
+/// a stream past it (an endless pipe) is refused rather than read for ever.
+inline constexpr std::size_t kMaxInputBytes = std::size_t{1} << 30;
+/// The most bytes a program reads from a configuration or topology file (16 MiB).
+inline constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 24;
+
+/// The rest of `in` (opened on `path`) as text, at most `max_bytes`. O(bytes read).
+/// @throws parse_error (line 0, field `file`) naming `path` when the stream holds more than
+/// `max_bytes`, or on a read error.
+[[nodiscard]] inline std::string read_bounded(std::istream& in, const std::string& path,
+                                              std::size_t max_bytes = kMaxInputBytes) {
+  std::string text;
+  std::string buf(std::size_t{1} << 16, '\0');
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    if (text.size() + n > max_bytes) {
+      throw parse_error(path, 0, "file",
+                        "holds more than " + std::to_string(max_bytes) +
+                            " bytes, the most read from one input; not read further");
+    }
+    text.append(buf.data(), n);
+  }
+  if (in.bad()) throw parse_error(path, 0, "file", "read error");
+  return text;
 }
 
 /// `a + b`, or nothing on overflow.

@@ -267,6 +267,8 @@ inline void parse_policy_slots(std::string_view text, pipeline_config& c) {
         if (std::filesystem::is_directory(v, ec)) {
           throw usage_error(a + ": '" + v + "' is a directory, not a file");
         }
+        // A device (/dev/zero) is refused here, before Slurm is asked (`open_input`'s rule).
+        if (is_device_input(v)) throw usage_error(a + ": '" + v + "' is a device, not a file");
         break;
       }
       case value_kind::policy: {

@@ -79,6 +79,23 @@ TEST_SUITE("core/parse") {
                          gs::parse_error);
   }
 
+  TEST_CASE("open_input calls a device a device, and read_bounded stops at its bound") {
+    CHECK(gs::is_device_input("/dev/zero"));
+    CHECK_FALSE(gs::is_device_input(std::filesystem::temp_directory_path().string()));
+    CHECK_FALSE(gs::is_device_input("/nonexistent/x.csv"));
+    CHECK_THROWS_WITH_AS((void)gs::open_input("/dev/zero"),
+                         "[gpusched.parse] /dev/zero:0: field 'file': is a device, not a file or a "
+                         "pipe",
+                         gs::parse_error);
+    std::istringstream exact(std::string(100, 'a'));
+    CHECK(gs::read_bounded(exact, "s", 100) == std::string(100, 'a'));
+    std::istringstream over(std::string(101, 'a'));
+    CHECK_THROWS_WITH_AS((void)gs::read_bounded(over, "s", 100),
+                         "[gpusched.parse] s:0: field 'file': holds more than 100 bytes, the most "
+                         "read from one input; not read further",
+                         gs::parse_error);
+  }
+
   TEST_CASE("checked arithmetic reports overflow instead of wrapping") {
     constexpr auto max = std::numeric_limits<std::int64_t>::max();
     CHECK(gs::checked_add<std::int64_t>(max, 1) == std::nullopt);
