@@ -63,6 +63,13 @@ case "${1:-}" in
     ${replay} --trace "philly:${philly}" --tenant 6214e9 --cluster 32x4 --leaf-nodes 8 \
       --out "${out}" --progress \
       --compare "first-fit:placement=first-fit,preemption=none;gang:placement=gang,preemption=none;topology:placement=topology,preemption=none;topology+packing:placement=topology,packing=topology,preemption=none" ;;
+  topology-gangs-comm | topology-gangs-comm-shared)  # the same with the communication model on:
+    # NICs 12.5 GB/s and non-blocking leaves; or leaves at 4:1 with links shared max-min
+    comm=(--comm)
+    [[ "$1" == topology-gangs-comm-shared ]] && comm+=(--comm-share-links --oversubscription 4)
+    ${replay} --trace "philly:${philly}" --tenant 6214e9 --cluster 32x4 --leaf-nodes 8 \
+      "${comm[@]}" --out "${out}" --progress \
+      --compare "first-fit:placement=first-fit,preemption=none;gang:placement=gang,preemption=none;topology:placement=topology,preemption=none;topology+packing:placement=topology,packing=topology,preemption=none" ;;
   failures-*)  # failures-<checkpoint interval s>: VC 11cb48 on 32 x 4, node MTBF 100 h
     ${replay} --trace "philly:${philly}" --tenant 11cb48 --cluster 32x4 --out "${out}" --progress \
       --node-mtbf-hours 100 --repair-hours 2 --checkpoint-interval-s "${1#failures-}" \
@@ -80,7 +87,7 @@ case "${1:-}" in
   *)
     echo "usage: $0 philly-full-2000 | tiresias-n32g4 | tiresias-6214e9 | tiresias-n256g8 |" \
          "tiresias-n256g8-scale-<arrival scale> | fair-share-vcs |" \
-         "preemption-urgent | topology-gangs | failures-<checkpoint interval s, 0 = none> |" \
+         "preemption-urgent | topology-gangs | topology-gangs-comm | topology-gangs-comm-shared | failures-<checkpoint interval s, 0 = none> |" \
          "gpu-failures-<checkpoint interval s> | philly-gpu-failures-<checkpoint interval s>" >&2
     exit 2 ;;
 esac

@@ -60,6 +60,14 @@ struct options {
   double urgent_fraction = 0;
   std::int32_t urgent_priority = 100;
   std::size_t leaf_nodes = 0;
+  /// --oversubscription: the leaves' down:up bandwidth ratio (with --leaf-nodes).
+  double oversubscription = 1;
+  /// The communication model (sim/communication.hpp): --comm, --comm-share-links,
+  /// --nic-gbps, --intra-node-gbps, --reference-gbps; --comm-profile gives every job the same
+  /// iteration (none: the model's default mix).
+  bool comm = false, comm_share = false;
+  double nic_gbps = 12.5, intra_gbps = 25, reference_gbps = 25;
+  std::optional<gs::comm_profile> comm_profile;
   double sample_s = 600;
   bool check = false;
   std::string out_dir;
@@ -139,7 +147,7 @@ T to_whole(const std::string& key, const std::string& v,
 
 bool is_flag(const std::string& k) {
   return k == "graceful-preemption" || k == "check-invariants" || k == "progress" || k == "quiet" ||
-         k == "help";
+         k == "help" || k == "comm" || k == "comm-share-links";
 }
 /// A flag's value: none (`--quiet`, a config line `quiet`), `true` or `false`; anything else is
 /// refused, so that `--quiet=no` does not turn it on.
@@ -249,6 +257,36 @@ void apply_one(options& o, const std::string& k, const std::string& v) {
   } else if (k == "leaf-nodes") {
     o.leaf_nodes = to_whole<std::size_t>(k, v, 1'000'000);
     if (o.leaf_nodes == 0) throw usage_error{"--leaf-nodes: must be at least 1"};
+  } else if (k == "oversubscription") {
+    o.oversubscription = to_number(k, v);
+    if (!(o.oversubscription >= 1) || o.oversubscription > 1000) {
+      throw usage_error{"--oversubscription: '" + v +
+                        "' is not a down:up ratio from 1 to 1000 (1: non-blocking)"};
+    }
+  } else if (k == "comm") {
+    o.comm = to_flag(k, v);
+  } else if (k == "comm-share-links") {
+    o.comm_share = to_flag(k, v);
+  } else if (k == "nic-gbps" || k == "intra-node-gbps" || k == "reference-gbps") {
+    const double g = to_number(k, v);
+    if (!(g > 0) || g > 1e6) {
+      throw usage_error{"--" + k + ": '" + v + "' is not a bandwidth above 0 and at most 1e6 GB/s"};
+    }
+    (k == "nic-gbps" ? o.nic_gbps : k == "intra-node-gbps" ? o.intra_gbps : o.reference_gbps) = g;
+  } else if (k == "comm-profile") {
+    const auto colon = v.find(':');
+    if (colon == std::string::npos || v.find(':', colon + 1) != std::string::npos) {
+      throw usage_error{"--comm-profile: '" + v +
+                        "' is not COMPUTE_MS:GRADIENT_MB (e.g. 227.54:102.2)"};
+    }
+    const double ms = to_number(k, v.substr(0, colon));
+    const double mb = to_number(k, v.substr(colon + 1));
+    if (!(ms > 0) || ms > 1e9 || mb > 1e9) {
+      throw usage_error{"--comm-profile: '" + v +
+                        "': the computation must be above 0 and at most 1e9 ms, the gradients "
+                        "at most 1e9 MB"};
+    }
+    o.comm_profile = gs::comm_profile{ms, mb * 1e6};
   } else if (k == "sample-s") {
     o.sample_s = to_number(k, v);
     if (o.sample_s > 0 && static_cast<std::int64_t>(o.sample_s * 1000) == 0) {
@@ -282,6 +320,8 @@ struct run_facts {
   bool preempts = false;    ///< a composition's preemption slot is not `none`
   bool restarts = false;    ///< a job can restart: a composition preempts, or nodes or GPUs fail
   bool cpu_default = false; ///< the cluster's nodes or some job take --cpu-per-gpu CPU figures
+  bool comm = false;        ///< the communication model is on (--comm)
+  bool comm_fabric = false; ///< --comm with --leaf-nodes: the leaves' uplinks count
 };
 
 /// How two options relate, in one table for command lines and config files alike: `excludes`
@@ -316,6 +356,19 @@ constexpr option_rule kRules[] = {
      option_rule::needs_run,
      "every node of the openb --cluster and every job of the trace has its own CPU figure",
      &run_facts::cpu_default},
+    {"comm-share-links", "--comm", option_rule::needs_run,
+     "the communication model is off", &run_facts::comm},
+    {"nic-gbps", "--comm", option_rule::needs_run, "the communication model is off",
+     &run_facts::comm},
+    {"intra-node-gbps", "--comm", option_rule::needs_run, "the communication model is off",
+     &run_facts::comm},
+    {"reference-gbps", "--comm", option_rule::needs_run, "the communication model is off",
+     &run_facts::comm},
+    {"comm-profile", "--comm", option_rule::needs_run, "the communication model is off",
+     &run_facts::comm},
+    {"oversubscription", "--comm and --leaf-nodes", option_rule::needs_run,
+     "no leaf uplink is modelled (placement=topology reads distances, not bandwidths)",
+     &run_facts::comm_fabric},
 };
 
 /// The notes of a run: each option given that does nothing in it (`option_rule::needs`, and
@@ -405,7 +458,7 @@ void read_config(options& o, std::istream& in, const std::string& path) {
 }
 void read_config(options& o, const std::string& path) {
   input_files f;  // read once: a config given as a pipe (`--config <(...)`) is hashed as read
-  std::istringstream in(f.read(path));
+  std::istringstream in(f.read(path, gs::kMaxConfigBytes));
   read_config(o, in, path);
   o.config_files.emplace_back(path, f.digest(path));
 }
@@ -445,6 +498,13 @@ constexpr option_doc kOptions[] = {
     {"urgent-fraction", "F", "promote each job with probability F (drawn from --seed) to priority --urgent-priority; reports the urgent jobs' wait"},
     {"urgent-priority", "P", "priority of promoted jobs (default 100; trace jobs have 0)"},
     {"leaf-nodes", "K", "a leaf/spine fabric of K nodes per leaf: placement=topology uses it, gang locality is reported per leaf"},
+    {"oversubscription", "R", "the leaves' down:up bandwidth ratio, 1 to 1000 (default 1: non-blocking); a leaf's uplink is its nodes' NIC bandwidth / R (with --comm and --leaf-nodes)"},
+    {"comm", "", "communication-aware job speed (sim/communication.hpp): a gang's ring all-reduce runs at the slowest link its placement crosses (GPUs of a node, NICs, leaf uplinks), so where it is placed changes how long it runs; off by default (every job at its trace speed)"},
+    {"comm-share-links", "", "with --comm: jobs crossing one NIC or leaf uplink share it max-min fairly (default: each sees the full bandwidth)"},
+    {"nic-gbps", "G", "with --comm: a node's network bandwidth, GB/s per direction (default 12.5: one EDR InfiniBand port)"},
+    {"intra-node-gbps", "G", "with --comm: the ring bandwidth among a node's GPUs, GB/s per direction (default 25: one NVLink 2 link)"},
+    {"reference-gbps", "G", "with --comm: the ring bandwidth at which the trace's durations hold (default 25)"},
+    {"comm-profile", "MS:MB", "with --comm: every job's iteration, MS of computation and MB of gradients (default: the model's mix of four Gavel models, drawn per job)"},
     {"sample-s", "S", "time-series spacing (default 600; 0: no samples)"},
     {"check-invariants", "", "check the cluster invariants after every event (slow)"},
     {"out", "DIR", "write run.json, summary.csv and per composition LABEL/{summary.json,jobs.csv,samples.csv,tenants.csv,placement_urgent.csv}"},
@@ -834,9 +894,18 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
   }
   std::optional<gs::fabric> leaves;
   if (o.leaf_nodes > 0) {
-    leaves = gs::fabric::fat_tree(base.node_count(), static_cast<int>(o.leaf_nodes));
+    leaves = gs::fabric::fat_tree(base.node_count(), static_cast<int>(o.leaf_nodes), 0,
+                                  o.oversubscription);
     x.topology = std::make_shared<const gs::topology_model>(*leaves);
   }
+  // The communication model: off unless --comm; the leaves' fabric (--leaf-nodes) is its
+  // network above the NICs.
+  cfg.comm.enabled = o.comm;
+  cfg.comm.topology = x.topology;
+  cfg.comm.share_links = o.comm_share;
+  cfg.comm.nic_gbps = o.nic_gbps;
+  cfg.comm.intra_node_gbps = o.intra_gbps;
+  cfg.comm.reference_gbps = o.reference_gbps;
   std::vector<composition> comps;
   for (const auto& s : o.compositions.empty() ? std::vector<std::string>{""} : o.compositions) {
     comps.push_back(parse_composition(s, x, registry));
@@ -854,6 +923,8 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     facts.preempts = facts.preempts || c.config.preemption != "none";
   }
   facts.restarts = facts.preempts || o.mtbf_h > 0 || o.gpu_mtbf_h > 0;
+  facts.comm = o.comm;
+  facts.comm_fabric = o.comm && o.leaf_nodes > 0;
   facts.cpu_default = cs.openb_nodes.empty() ||
                       std::any_of(tr.jobs.begin(), tr.jobs.end(),
                                   [](const gs::trace_job& j) { return j.cpu <= gs::cpu_millis{0}; });
@@ -901,6 +972,24 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
                            {"preemption", gs::detail::json_string(p.preemption)}});
     }
     rec.add_raw("compositions", list + "\n  ]");
+    // Every setting of the communication model, given or not (its effective values).
+    const auto num = [](double v) { return gs::detail::num(v, "%.10g"); };
+    std::vector<std::pair<std::string, std::string>> comm{
+        {"enabled", o.comm ? "true" : "false"},
+        {"share_links", o.comm_share ? "true" : "false"},
+        {"nic_gbps", num(o.nic_gbps)},
+        {"intra_node_gbps", num(o.intra_gbps)},
+        {"reference_gbps", num(o.reference_gbps)},
+        {"leaf_nodes", std::to_string(o.leaf_nodes)},
+        {"leaf_oversubscription", num(o.oversubscription)}};
+    if (o.comm_profile) {
+      comm.emplace_back("profile", json_object({{"compute_ms", num(o.comm_profile->compute_ms)},
+                                                {"gradient_mb",
+                                                 num(o.comm_profile->sync_bytes / 1e6)}}));
+    } else {
+      comm.emplace_back("profile", gs::detail::json_string("default mix (sim/communication.hpp)"));
+    }
+    rec.add_raw("communication", json_object(comm));
     write_out_file(root, "run.json", rec.text());
   }
   struct extra_figures {
@@ -969,7 +1058,9 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
       if (k >= tr.jobs.size()) return std::nullopt;
       const auto& r = tr.jobs[k++];
       const auto spec = r.gpu_spec < allowed.size() ? allowed[r.gpu_spec] : gs::gpu_model_set{};
-      return gs::sim_job{gs::to_job_spec(r, conv, spec), r.duration};
+      gs::sim_job job{gs::to_job_spec(r, conv, spec), r.duration};
+      job.comm = o.comm_profile;  // none: the model's default mix (with --comm)
+      return job;
     });
     auto& res = cells[ci];
     res.summary =
@@ -1151,7 +1242,7 @@ int run_replay(int argc, char** argv, std::ostream& out, std::ostream& err) {
     }
     return run(o, out, err, gs::policy_registry{}, nullptr);
   } catch (const usage_error& e) {
-    err << "replay: " << e.what << "\n(--help for usage)\n";
+    err << "replay: " << gs::detail::printable_message(e.what) << "\n(--help for usage)\n";
   } catch (const gs::error& e) {
     err << "replay: " << e.what() << "\n";
   } catch (const std::filesystem::filesystem_error& e) {
@@ -1185,7 +1276,7 @@ int check_replay_arguments(const std::vector<std::string>& args, const std::stri
     for (const auto& c : o.compositions) (void)parse_composition(c, {}, gs::policy_registry{});
     return 0;
   } catch (const usage_error& e) {
-    err << "replay: " << e.what << "\n";
+    err << "replay: " << gs::detail::printable_message(e.what) << "\n";
   } catch (const gs::error& e) {
     err << "replay: " << e.what() << "\n";
   }

@@ -117,6 +117,23 @@ def test_options_are_the_commands(trace):
                                                  "philly_bad_line.csv"))
 
 
+def test_the_communication_model_is_switched_on_by_keyword(tmp_path):
+    # One 8-GPU job on two 4-GPU nodes: its ring crosses the 12.5 GB/s NICs, so with
+    # 100 ms of computation and 1000 MB of gradients per iteration it runs at
+    # (100 + 70) / (100 + 140) of its trace speed (tests/outputs/replay-comm.sh).
+    t = tmp_path / "t.csv"
+    t.write_text("job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n"
+                 "0,8,0,1,x,1000,1\n")
+    c = {"c": "preemption=none,placement=first-fit"}
+    off = gs.replay(trace="tiresias:" + str(t), cluster="3x4", compare=c)
+    on = gs.replay(trace="tiresias:" + str(t), cluster="3x4", compare=c, comm=True,
+                   comm_profile="100:1000")
+    assert off["c"]["jobs"]["jct_s"][0] == pytest.approx(1000.0)
+    assert on["c"]["jobs"]["jct_s"][0] == pytest.approx(1000 * 240 / 170, abs=0.01)
+    with pytest.raises(gs.InvalidValueError, match="nic-gbps: '0' is not a bandwidth above 0"):
+        gs.replay(trace="tiresias:" + str(t), cluster="3x4", comm=True, nic_gbps=0)
+
+
 def test_a_python_policy_is_one_slot_of_a_composition(trace):
     calls = {"n": 0}
 
