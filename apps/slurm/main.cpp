@@ -10,6 +10,11 @@
 //   gpusched-slurm gres-links --nodes HOSTLIST [--type T] (--topo FILE | --model NAME)
 //                  [--file-prefix /dev/nvidia]
 //
+// Options are checked before Slurm is asked (include/gpusched/slurm/options.hpp): each at most
+// once; --interval 0.1 to 86400 s, --grace 0 to 3600 s, --timeout 1 to 3600 s (decimal, whole
+// text); --once and --interval, --topo and --model exclude each other; a policy slot at most
+// once; a file option naming a directory is refused; gres-links values hold no control character.
+//
 // Exit status: 0 after a clean run; 1 when Slurm did not answer, answered something unreadable,
 // or a command failed; 2 for a usage error (an unknown --partition included).
 //
@@ -32,9 +37,11 @@
 #include <cstring>
 #include <ctime>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -50,6 +57,7 @@
 #include <gpusched/slurm/cycle.hpp>
 #include <gpusched/slurm/gres_links.hpp>
 #include <gpusched/slurm/model.hpp>
+#include <gpusched/slurm/options.hpp>
 #include <gpusched/slurm/snapshot.hpp>
 
 namespace gs = gpusched;
@@ -60,18 +68,8 @@ namespace {
 volatile std::sig_atomic_t g_stop = 0;
 extern "C" void on_term(int) { g_stop = 1; }
 
-struct options {
-  bool once = true;
-  double interval = 0;
-  bool dry_run = false;
-  bool json = false;
-  gs::pipeline_config policy{};
-  std::string partition;
-  std::string topology;
-  std::string signal = "USR1";
-  double grace = 10;
-  double timeout = 20;
-};
+// The options, their ranges and the checks: include/gpusched/slurm/options.hpp.
+using options = sl::bridge_options;
 
 struct run_result {
   int status = -1;  ///< exit status; -1 when killed or not started
@@ -109,8 +107,9 @@ run_result run(const std::vector<std::string>& argv, double timeout) {
   }
   close(out_pipe[1]);
   close(err_pipe[1]);
+  // timeout is within --timeout's range (options.hpp); to_millis guards the conversion anyway
   const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(static_cast<long long>(timeout * 1000));
+                        std::chrono::milliseconds(gs::to_millis(timeout).value_or(0));
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;
   char buf[65536];
@@ -170,23 +169,6 @@ std::string query(const std::vector<std::string>& argv, double timeout) {
   return r.out;
 }
 
-bool parse_policy(const std::string& text, gs::pipeline_config& c) {
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos) return false;
-    const std::string k = item.substr(0, eq), v = item.substr(eq + 1);
-    if (k == "ordering") c.ordering = v;
-    else if (k == "admission") c.admission = v;
-    else if (k == "packing") c.packing = v;
-    else if (k == "placement") c.placement = v;
-    else if (k == "preemption") c.preemption = v;
-    else return false;
-  }
-  return true;
-}
-
 void usage(std::ostream& o) {
   o << "usage: gpusched-slurm [--once | --interval SECONDS] [--dry-run] [--json]\n"
        "                      [--policy ordering=NAME,admission=NAME,packing=NAME,placement=NAME,"
@@ -196,32 +178,25 @@ void usage(std::ostream& o) {
        "       gpusched-slurm gres-links --nodes HOSTLIST [--type T] (--topo FILE | --model "
        "NAME) [--file-prefix /dev/nvidia]\n"
        "Schedules the held jobs of a live Slurm with gpusched's policies (SLURM_CONF is "
-       "honoured).\n";
+       "honoured).\n"
+       "Options (each at most once; numbers are decimal seconds within the range shown):\n"
+    << sl::options_help(sl::kBridgeOptions)
+    << "Options of gres-links (values written into gres.conf hold no control character):\n"
+    << sl::options_help(sl::kGresLinksOptions);
 }
 
 /// `gres-links`: gres.conf lines with Links= from `nvidia-smi topo -m` output or a known model.
 int gres_links_command(const std::vector<std::string>& args) {
-  std::string nodes, type, topo, model, prefix = "/dev/nvidia";
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-    const std::string& v = args[++i];
-    if (a == "--nodes") nodes = v;
-    else if (a == "--type") type = v;
-    else if (a == "--topo") topo = v;
-    else if (a == "--model") model = v;
-    else if (a == "--file-prefix") prefix = v;
-    else throw std::invalid_argument("gres-links: unknown argument '" + a + "'");
+  const auto o = sl::parse_gres_links_options(std::span(args).subspan(1));
+  if (o.help) {
+    usage(std::cout);
+    return 0;
   }
-  if (nodes.empty() || topo.empty() == model.empty()) {
-    throw std::invalid_argument(
-        "gres-links needs --nodes and one of --topo FILE (nvidia-smi topo -m output) or --model "
-        "NAME (dgx1-v100, dgx-a100, dgx-h100, pcie-8gpu)");
-  }
+  const std::string &nodes = o.nodes, &type = o.type, &topo = o.topo, &model = o.model,
+                    &prefix = o.file_prefix;
   std::optional<gs::node_topology> t;
   if (!topo.empty()) {
-    std::ifstream in(topo);
-    if (!in) throw std::invalid_argument("gres-links: cannot read '" + topo + "'");
+    auto in = gs::open_input(topo);  // a directory is called one
     std::stringstream ss;
     ss << in.rdbuf();
     t = gs::parse_topo_matrix(ss.str(), {.name = topo, .file = topo}).topology;
@@ -273,6 +248,10 @@ int cycle(const options& o, const output& out) {
       sl::parse_partitions(query({"scontrol", "--all", "--oneliner", "show", "partition"}, o.timeout));
   std::string topology_text;
   if (!o.topology.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(o.topology, ec)) {
+      throw std::runtime_error("topology file '" + o.topology + "' is a directory, not a file");
+    }
     std::ifstream in(o.topology);
     if (!in) throw std::runtime_error("cannot read topology file '" + o.topology + "'");
     std::stringstream ss;
@@ -345,7 +324,7 @@ int cycle(const options& o, const output& out) {
   if (plan.grace_seconds > 0) {
     out.object({{"event", "wait"}, {"seconds", plan.grace_seconds}, {"dry_run", false}});
     std::this_thread::sleep_for(
-        std::chrono::milliseconds(static_cast<long long>(plan.grace_seconds * 1000)));
+        std::chrono::milliseconds(gs::to_millis(plan.grace_seconds).value_or(0)));
   }
   std::vector<std::int64_t> not_requeued;  // victims still running: their nodes are not free
   for (const auto& c : plan.requeues) {
@@ -404,43 +383,10 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const std::string& a = args[i];
-      const auto value = [&]() -> const std::string& {
-        if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-        return args[++i];
-      };
-      if (a == "--once") {
-        o.once = true;
-      } else if (a == "--interval") {
-        o.interval = std::stod(value());
-        o.once = false;
-        if (!(o.interval > 0)) throw std::invalid_argument("--interval must be positive");
-      } else if (a == "--dry-run") {
-        o.dry_run = true;
-      } else if (a == "--json") {
-        o.json = true;
-      } else if (a == "--policy") {
-        if (!parse_policy(value(), o.policy)) {
-          throw std::invalid_argument("--policy takes slot=name pairs (ordering, admission, "
-                                      "packing, placement, preemption)");
-        }
-      } else if (a == "--partition") {
-        o.partition = value();
-      } else if (a == "--topology") {
-        o.topology = value();
-      } else if (a == "--signal") {
-        o.signal = value();
-      } else if (a == "--grace") {
-        o.grace = std::stod(value());
-      } else if (a == "--timeout") {
-        o.timeout = std::stod(value());
-      } else if (a == "-h" || a == "--help") {
-        usage(std::cout);
-        return 0;
-      } else {
-        throw std::invalid_argument("unknown argument '" + a + "'");
-      }
+    o = sl::parse_bridge_options(args);
+    if (o.help) {
+      usage(std::cout);
+      return 0;
     }
     gs::policy_registry reg;  // unknown policy names: a usage error before Slurm is asked
     reg.check<gs::ordering_tag>(o.policy.ordering);
@@ -480,7 +426,7 @@ int main(int argc, char** argv) {
     if (o.once) return status;
     // sleep until the next cycle, ending cleanly between cycles on SIGTERM
     const auto until = std::chrono::steady_clock::now() +
-                       std::chrono::milliseconds(static_cast<long long>(o.interval * 1000));
+                       std::chrono::milliseconds(gs::to_millis(o.interval).value_or(0));
     while (!g_stop && std::chrono::steady_clock::now() < until) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

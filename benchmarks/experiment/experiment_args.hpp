@@ -34,12 +34,23 @@ struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline std::vector<std::string> split_nonempty(const std::string& s, char sep) {
+/// The items of the list option `what` (`--seeds`, `--policy`), split at `sep`. An empty item
+/// (`1,,2`, a leading or trailing comma) is refused, naming the option: a list option takes
+/// each item once and nothing else. An empty list is left to the caller ("no seed given").
+inline std::vector<std::string> split_list(const std::string& s, char sep, const char* what) {
   std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string part;
-  while (std::getline(ss, part, sep)) {
-    if (!part.empty()) out.push_back(part);
+  if (s.empty()) return out;
+  for (std::size_t start = 0;;) {
+    const auto k = s.find(sep, start);
+    const std::string part = s.substr(start, k == std::string::npos ? k : k - start);
+    if (part.empty()) {
+      throw usage_error(std::string(what) + ": empty item in '" + s + "' (item " +
+                        std::to_string(out.size() + 1) + "): give each item once, separated by '" +
+                        std::string(1, sep) + "'");
+    }
+    out.push_back(part);
+    if (k == std::string::npos) break;
+    start = k + 1;
   }
   return out;
 }
@@ -56,10 +67,11 @@ inline double to_double(const std::string& s, const char* what) {
   return r.value;
 }
 
-/// "42-51", "42,43,50" or "7"; at most 10,001 seeds in a range.
+/// "42-51", "42,43,50" or "7"; at most 10,001 seeds in a range, 100,000 in all; any seed in
+/// 0..2^64-1 (a range may end there).
 inline std::vector<std::uint64_t> parse_seeds(const std::string& s) {
   std::vector<std::uint64_t> out;
-  for (const auto& part : split_nonempty(s, ',')) {
+  for (const auto& part : split_list(s, ',', "--seeds")) {
     const auto dash = part.find('-');
     if (dash == std::string::npos) {
       out.push_back(to_u64(part, "--seeds"));
@@ -67,11 +79,23 @@ inline std::vector<std::uint64_t> parse_seeds(const std::string& s) {
     }
     const auto lo = to_u64(part.substr(0, dash), "--seeds");
     const auto hi = to_u64(part.substr(dash + 1), "--seeds");
-    if (hi < lo || hi - lo > 10000) throw usage_error("--seeds: bad range '" + part + "'");
-    for (auto v = lo; v <= hi; ++v) out.push_back(v);
+    if (hi < lo) throw usage_error("--seeds: bad range '" + part + "' (the end is below the start)");
+    if (hi - lo > 10000) {
+      throw usage_error("--seeds: range '" + part + "' holds more than 10,001 seeds");
+    }
+    // Counted, not compared with `hi`: a range ending at 2^64-1 would never end otherwise.
+    for (std::uint64_t k = 0; k <= hi - lo; ++k) out.push_back(lo + k);
     if (out.size() > 100000) throw usage_error("--seeds: more than 100,000 seeds");
   }
   if (out.empty()) throw usage_error("--seeds: no seed given");
+  // A seed given twice (1,1 or overlapping ranges 1-3,2-4) would run its cells twice and
+  // weigh it twice in every mean: refused, naming the seed.
+  std::vector<std::uint64_t> sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  if (const auto d = std::adjacent_find(sorted.begin(), sorted.end()); d != sorted.end()) {
+    throw usage_error("--seeds: seed " + std::to_string(*d) + " is given twice in '" + s +
+                      "' (its runs would count twice in the means): give each seed once");
+  }
   return out;
 }
 
@@ -91,9 +115,21 @@ inline std::vector<gs::fgd_policy_kind> parse_policies(const std::string& s) {
       {"best-fit", gs::fgd_policy_kind::bestfit},
       {"fgd-best-fit", gs::fgd_policy_kind::fgd}};
   std::vector<gs::fgd_policy_kind> out;
-  for (const auto& part : split_nonempty(s, ',')) {
+  std::vector<std::string> from;  // the item that gave each policy
+  const auto add = [&](gs::fgd_policy_kind k, const std::string& part) {
+    if (const auto it = std::find(out.begin(), out.end(), k); it != out.end()) {
+      const auto& first = from[static_cast<std::size_t>(it - out.begin())];
+      throw usage_error("--policy: " + std::string(gs::fgd_policy_label(k)) +
+                        " is given twice in '" + s + "' ('" + first + "'" +
+                        (first == part ? " twice" : " and '" + part + "'") +
+                        "; its runs would count twice): give each policy once");
+    }
+    out.push_back(k);
+    from.push_back(part);
+  };
+  for (const auto& part : split_list(s, ',', "--policy")) {
     if (part == "all") {
-      for (std::size_t i = 0; i < 6; ++i) out.push_back(names[i].second);
+      for (std::size_t i = 0; i < 6; ++i) add(names[i].second, part);
       continue;
     }
     const auto it = std::find_if(std::begin(names), std::end(names),
@@ -103,7 +139,7 @@ inline std::vector<gs::fgd_policy_kind> parse_policies(const std::string& s) {
                         "' (known: random, dotprod, clustering, packing, bestfit, fgd, all; "
                         "registry aliases: gpu-clustering, gpu-packing, best-fit, fgd-best-fit)");
     }
-    out.push_back(it->second);
+    add(it->second, part);
   }
   if (out.empty()) throw usage_error("--policy: no policy given");
   return out;
@@ -111,14 +147,26 @@ inline std::vector<gs::fgd_policy_kind> parse_policies(const std::string& s) {
 
 inline std::vector<gs::mig_policy_kind> parse_mig_policies(const std::string& s) {
   std::vector<gs::mig_policy_kind> out;
-  for (const auto& part : split_nonempty(s, ',')) {
+  std::vector<std::string> from;  // the item that gave each policy
+  const auto add = [&](gs::mig_policy_kind k, const std::string& part) {
+    if (const auto it = std::find(out.begin(), out.end(), k); it != out.end()) {
+      const auto& first = from[static_cast<std::size_t>(it - out.begin())];
+      throw usage_error("--policy: " + std::string(gs::mig_policy_label(k)) +
+                        " is given twice in '" + s + "' ('" + first + "'" +
+                        (first == part ? " twice" : " and '" + part + "'") +
+                        "; its runs would count twice): give each policy once");
+    }
+    out.push_back(k);
+    from.push_back(part);
+  };
+  for (const auto& part : split_list(s, ',', "--policy")) {
     if (part == "first-fit") {
-      out.push_back(gs::mig_policy_kind::first_fit);
+      add(gs::mig_policy_kind::first_fit, part);
     } else if (part == "mig-aware") {
-      out.push_back(gs::mig_policy_kind::mig_aware);
+      add(gs::mig_policy_kind::mig_aware, part);
     } else if (part == "all") {
-      out.push_back(gs::mig_policy_kind::first_fit);
-      out.push_back(gs::mig_policy_kind::mig_aware);
+      add(gs::mig_policy_kind::first_fit, part);
+      add(gs::mig_policy_kind::mig_aware, part);
     } else {
       throw usage_error("--policy: unknown policy '" + part +
                         "' (known: first-fit, mig-aware, all)");
@@ -245,7 +293,9 @@ inline std::unique_ptr<CLI::App> make_experiment_app(raw_args& r) {
   for (auto* c : {packing, mig}) {
     c->allow_extras();  // named one at a time by parse_experiment_command
     for (auto* o : c->get_options()) {
-      if (o->get_name() != "--help") o->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+      // Kept all: parse_experiment_command refuses an option given twice, naming it and its
+      // values (CLI11's own Throw says only "At Most 1 required but received 2").
+      if (o->get_name() != "--help") o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     }
   }
   return app;
@@ -334,6 +384,15 @@ inline parsed_command parse_experiment_command(const std::vector<std::string>& a
     throw usage_error((subs.empty() ? std::string() : subs.front()->get_name() + ": ") + e.what());
   }
   const std::string sub = app->get_subcommands().front()->get_name();
+  // An option given twice: the last would silently win.
+  for (const auto* opt : app->get_subcommands().front()->get_options()) {
+    if (opt->count() > 1) {
+      std::string values;
+      for (const auto& v : opt->results()) values += (values.empty() ? "'" : ", '") + v + "'";
+      throw usage_error(sub + ": " + opt->get_name() + " is given " + std::to_string(opt->count()) +
+                        " times (" + values + "): give it once");
+    }
+  }
   if (const auto extra = app->get_subcommands().front()->remaining(); !extra.empty()) {
     const std::string& a = extra.front();
     throw usage_error(sub + ": " +

@@ -65,10 +65,18 @@ struct published_means {
   std::map<std::string, std::pair<double, double>> by_label;  // label -> (at 100, at last)
   std::map<std::string, int> runs;
 };
+/// The nodes of an openb node list, read through `files` (run.json hashes the bytes read).
+std::vector<gs::openb_node> load_nodes(const std::string& path,
+                                       gpusched_experiment::input_files& files) {
+  std::istringstream in(files.read(path));
+  return gs::read_openb_nodes(in, path);
+}
 /// The pods of an openb pod list; a list without any pod is an error (an experiment over no
 /// workload would report every arrived-workload bin as fully served).
-std::vector<gs::openb_pod> load_pods(const std::string& path) {
-  auto pods = gs::load_openb_pods(path);
+std::vector<gs::openb_pod> load_pods(const std::string& path,
+                                     gpusched_experiment::input_files& files) {
+  std::istringstream in(files.read(path));
+  auto pods = gs::read_openb_pods(in, path);
   if (pods.empty()) throw gs::parse_error(path, 1, "(file)", "no pods: the file has a header only");
   return pods;
 }
@@ -86,8 +94,9 @@ std::vector<std::string> csv_cells(const std::string& line) {
 }
 
 published_means read_published(const std::string& path, const std::string& workload,
-                               const std::string& last_bin) {
-  std::ifstream in = gs::open_input(path);
+                               const std::string& last_bin,
+                               gpusched_experiment::input_files& files) {
+  std::istringstream in(files.read(path));
   std::string line;
   std::size_t n = 1;
   // One line: its final CR (CRLF endings) dropped; a CR left inside is refused by name.
@@ -177,11 +186,12 @@ void write_discrete_csv(const std::filesystem::path& dir, const char* name, cons
 /// their SHA-256, and `fields` (the experiment's settings as JSON text).
 void start_out_dir(const std::string& dir, const char* subcommand,
                    const std::vector<std::pair<std::string, std::string>>& inputs,
+                   gpusched_experiment::input_files& files,
                    const std::vector<std::pair<std::string, std::string>>& fields) {
   g_stage = "preparing --out " + dir;
   gpusched_experiment::check_out_root(dir);
   gpusched_experiment::run_record rec(std::string("gpusched-experiment ") + subcommand, g_command);
-  for (const auto& [role, path] : inputs) rec.add_input(role, path);
+  for (const auto& [role, path] : inputs) rec.add_input(role, path, files);
   for (const auto& [k, v] : fields) rec.add_raw(k, v);
   gpusched_experiment::write_out_file(dir, "run.json", rec.text());
 }
@@ -216,10 +226,21 @@ void write_csvs(const std::filesystem::path& dir, const std::string& workload,
   write_discrete_csv(dir, "analysis_frag_ratio_discrete.csv", workload, ratio, false, "%.15g");
 }
 
+/// What every cell of one packing grid shares: the options that change a cell's result besides
+/// its (policy, seed), and the digests of the two input files. A cell records it and --merge
+/// refuses a cell whose record differs from the grid's (a cell of another --tune, or of another
+/// pod list, would otherwise be mixed in silently).
+struct cell_grid {
+  double tune = 0, popularity = 0;
+  bool random_ties = false, name_order = false;
+  std::string nodes_sha256, pods_sha256;
+};
+
 /// One cell's result as text (--cell writes it, --merge reads it): every number as the shortest
-/// decimal that reads back exactly, so that the merged outputs equal a local run's.
-std::string cell_text(const gs::fgd_run_result& r) {
-  std::string t = "gpusched-experiment packing cell 1\n";
+/// decimal that reads back exactly, so that the merged outputs equal a local run's; then the
+/// grid it belongs to (`cell_grid`).
+std::string cell_text(const gs::fgd_run_result& r, const cell_grid& g) {
+  std::string t = "gpusched-experiment packing cell 2\n";
   t += "policy " + std::to_string(static_cast<int>(r.policy)) + "\nseed " + std::to_string(r.seed) +
        "\ntune " + gs::detail::num(r.tune) + "\ntotal_gpus " + std::to_string(r.total_gpus) +
        "\npods " + std::to_string(r.pods) + "\nplaced " + std::to_string(r.placed) + "\nfailed " +
@@ -231,13 +252,16 @@ std::string cell_text(const gs::fgd_run_result& r) {
     for (const double x : *v) t += " " + gs::detail::num(x);
     t += "\n";
   }
+  t += "popularity " + gs::detail::num(g.popularity) + "\nrandom_ties " +
+       (g.random_ties ? "1" : "0") + "\nname_order " + (g.name_order ? "1" : "0") +
+       "\nnodes_sha256 " + g.nodes_sha256 + "\npods_sha256 " + g.pods_sha256 + "\n";
   return t;
 }
 
 /// Reads a cell file written by `cell_text`; `policy` and `seed` are the cell's expected key (a
 /// file of another grid is refused by name).
 gs::fgd_run_result read_cell(const std::string& path, gs::fgd_policy_kind policy,
-                             std::uint64_t seed) {
+                             std::uint64_t seed, const cell_grid& grid) {
   std::ifstream in = gs::open_input(path);
   std::string line;
   std::size_t n = 0;
@@ -253,10 +277,17 @@ gs::fgd_run_result read_cell(const std::string& path, gs::fgd_policy_kind policy
     return x.value;
   };
   std::size_t seen = 0;
+  cell_grid got;                             // the grid the cell records
+  std::map<std::string, std::size_t> where;  // field -> its line
   while (std::getline(in, line)) {
     ++n;
     if (n == 1) {
-      if (line != "gpusched-experiment packing cell 1") {
+      if (line == "gpusched-experiment packing cell 1") {
+        throw gs::parse_error(path, n, "(header)",
+                              "a cell file of an older gpusched-experiment (format 1 records "
+                              "no options to check): run the cell again");
+      }
+      if (line != "gpusched-experiment packing cell 2") {
         throw gs::parse_error(path, n, "(header)", "not a packing cell file");
       }
       continue;
@@ -277,6 +308,7 @@ gs::fgd_run_result read_cell(const std::string& path, gs::fgd_policy_kind policy
       r.seed = whole(v, key);
     } else if (key == "tune") {
       r.tune = real(v, key);
+      where[key] = n;
     } else if (key == "total_gpus") {
       r.total_gpus = static_cast<std::int64_t>(whole(v, key));
     } else if (key == "pods") {
@@ -287,11 +319,21 @@ gs::fgd_run_result read_cell(const std::string& path, gs::fgd_policy_kind policy
       r.failed = whole(v, key);
     } else if (key == "seconds") {
       r.seconds = real(v, key);
+    } else if (key == "popularity") {
+      got.popularity = real(v, key);
+      where[key] = n;
+    } else if (key == "random_ties" || key == "name_order") {
+      if (v != "0" && v != "1") throw gs::parse_error(path, n, key, "'" + v + "' is not 0 or 1");
+      (key == "random_ties" ? got.random_ties : got.name_order) = v == "1";
+      where[key] = n;
+    } else if (key == "nodes_sha256" || key == "pods_sha256") {
+      (key == "nodes_sha256" ? got.nodes_sha256 : got.pods_sha256) = v;
+      where[key] = n;
     } else {
       throw gs::parse_error(path, n, key, "unknown field");
     }
   }
-  if (seen != 11 || r.alloc.empty() || r.alloc.size() != r.frag.size() ||
+  if (seen != 16 || r.alloc.empty() || r.alloc.size() != r.frag.size() ||
       r.alloc.size() != r.frag_ratio.size()) {
     throw gs::parse_error(path, n, "(file)", "incomplete cell file (an unfinished task?)");
   }
@@ -302,6 +344,24 @@ gs::fgd_run_result read_cell(const std::string& path, gs::fgd_policy_kind policy
                               std::string(gs::fgd_policy_label(policy)) + " seed " +
                               std::to_string(seed) + " (a folder of another run?)");
   }
+  // The options and inputs the cell was made with must be this grid's.
+  const auto differ = [&](const std::string& field, const std::string& option,
+                          const std::string& cell_v, const std::string& grid_v) {
+    if (cell_v == grid_v) return;
+    const auto it = where.find(field);
+    throw gs::parse_error(path, it != where.end() ? it->second : 0, field,
+                          "the cell was made with " + option + " " + cell_v +
+                              ", this grid has " + option + " " + grid_v +
+                              " (a cell of another run: run it again with this grid's options)");
+  };
+  differ("tune", "--tune", gs::detail::num(r.tune), gs::detail::num(grid.tune));
+  differ("popularity", "--popularity", gs::detail::num(got.popularity),
+         gs::detail::num(grid.popularity));
+  const auto flag = [](bool b) { return std::string(b ? "on" : "off"); };
+  differ("random_ties", "--random-ties", flag(got.random_ties), flag(grid.random_ties));
+  differ("name_order", "--name-order", flag(got.name_order), flag(grid.name_order));
+  differ("nodes_sha256", "a --nodes file of SHA-256", got.nodes_sha256, grid.nodes_sha256);
+  differ("pods_sha256", "a --pods file of SHA-256", got.pods_sha256, grid.pods_sha256);
   return r;
 }
 
@@ -357,11 +417,29 @@ int write_slurm_array(const experiment_args& o, std::size_t n_cells) {
   }
   std::string cmd = shell_quote(self, "the program's path") + " " + shell_quote(o.subcommand);
   for (const auto& a : base) cmd += " " + shell_quote(a, "argument '" + a + "'");
-  const std::string cells = shell_quote((out / "cells").string(), "--out");
   // The subcommand is one of the parser's own words (packing), never a user's text.
   if (o.subcommand.empty() || o.subcommand.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != std::string::npos) {
     throw std::logic_error("write_slurm_array: subcommand '" + o.subcommand + "'");
   }
+  // No link planted in OUT after the generator ran redirects a write of the scripts: each
+  // refuses a symbolic link at the folders and files it writes (OUT/slurm, OUT/cells, the
+  // task's folder, its log, the table), removes a stale log or table and creates it anew with
+  // noclobber (O_EXCL: a link planted in between makes the redirection fail). The task's own
+  // folder is also refused as a link by the program (--cell opens its --out no-follow).
+  const std::string guard =
+      "set -o noclobber\n"
+      "refuse_link() {\n"
+      "  local p\n"
+      "  for p in \"$@\"; do\n"
+      "    if [ -L \"${p}\" ]; then\n"
+      "      echo \"$0: ${p} is a symbolic link: refusing to write through it (remove it)\" >&2\n"
+      "      exit 1\n"
+      "    fi\n"
+      "  done\n"
+      "}\n"
+      "fresh() { refuse_link \"$1\"; rm -f -- \"$1\"; }  # a stale file goes; noclobber makes it anew\n"
+      "out=" + shell_quote(out.string(), "--out") + "\n"
+      "refuse_link \"${out}/slurm\" \"${out}/cells\"\n";
   std::string array = "#!/bin/bash\n"
                       "# Written by gpusched-experiment --slurm-array: task i runs cell i of the\n"
                       "# grid (in the order of the printed rows) into cells/<i>; its output goes to\n"
@@ -370,11 +448,13 @@ int write_slurm_array(const experiment_args& o, std::size_t n_cells) {
                       "#SBATCH --array=0-" + std::to_string(n_cells - 1) + "\n"
                       "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
                       "#SBATCH --output=/dev/null\n"
-                      "set -euo pipefail\n"
-                      "exec >" + shell_quote((dir / "task-").string(), "--out") +
-                      "\"${SLURM_ARRAY_TASK_ID}\".out 2>&1\n"
-                      "exec " + cmd + " --jobs 1 --cell \"${SLURM_ARRAY_TASK_ID}\" --out " +
-                      cells + "/\"${SLURM_ARRAY_TASK_ID}\"\n";
+                      "set -euo pipefail\n" + guard +
+                      "id=\"${SLURM_ARRAY_TASK_ID}\"\n"
+                      "case \"${id}\" in ''|*[!0-9]*) echo \"$0: SLURM_ARRAY_TASK_ID '${id}' is not a task number\" >&2; exit 1 ;; esac\n"
+                      "refuse_link \"${out}/cells/${id}\"\n"
+                      "fresh \"${out}/slurm/task-${id}.out\"\n"
+                      "exec >\"${out}/slurm/task-${id}.out\" 2>&1\n"
+                      "exec " + cmd + " --jobs 1 --cell \"${id}\" --out \"${out}/cells/${id}\"\n";
   std::string merge = "#!/bin/bash\n"
                       "# Written by gpusched-experiment --slurm-array: after every task, builds the\n"
                       "# outputs of a local run (the table in slurm/table.txt, messages in\n"
@@ -382,10 +462,11 @@ int write_slurm_array(const experiment_args& o, std::size_t n_cells) {
                       "#SBATCH --job-name=gpusched-" + o.subcommand + "-merge\n"
                       "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"
                       "#SBATCH --output=/dev/null\n"
-                      "set -euo pipefail\n"
-                      "exec 2>" + shell_quote((dir / "merge.out").string(), "--out") + "\n" +
-                      cmd + " --merge " + cells + " --out " + shell_quote(out.string(), "--out") +
-                      " > " + shell_quote((dir / "table.txt").string(), "--out") + "\n";
+                      "set -euo pipefail\n" + guard +
+                      "fresh \"${out}/slurm/merge.out\"\n"
+                      "exec 2>\"${out}/slurm/merge.out\"\n"
+                      "fresh \"${out}/slurm/table.txt\"\n" +
+                      cmd + " --merge \"${out}/cells\" --out \"${out}\" >\"${out}/slurm/table.txt\"\n";
   gpusched_experiment::write_out_file(out, "slurm/array.sh", array, true);
   gpusched_experiment::write_out_file(out, "slurm/merge.sh", merge, true);
   const std::string array_q = shell_quote((dir / "array.sh").string(), "--out");
@@ -432,8 +513,22 @@ int run_packing(const experiment_args& o) {
       o.workload.empty() ? std::filesystem::path(pods_path).stem().string() : o.workload;
 
   g_stage = "loading " + nodes_path + " and " + pods_path;
-  const gs::fgd_experiment exp(gs::load_openb_nodes(nodes_path), load_pods(pods_path));
+  gpusched_experiment::input_files files;  // each input read once (run.json hashes those bytes)
+  const gs::fgd_experiment exp(load_nodes(nodes_path, files), load_pods(pods_path, files));
   const std::size_t n_cells = policies.size() * seeds.size();
+  // The published table is read (and checked) before any cell runs.
+  const auto last = static_cast<std::size_t>(std::lround(tune * 100));
+  const std::string last_s = std::to_string(last);
+  published_means pub;
+  const bool have_pub = !o.published.empty();
+  g_stage = "reading the published table " + o.published;
+  if (have_pub) pub = read_published(o.published, workload, last_s, files);
+  const cell_grid grid{tune,
+                       popularity,
+                       o.random_ties,
+                       o.name_order,
+                       files.digest(nodes_path).sha256,
+                       files.digest(pods_path).sha256};
   if (o.slurm_array) return write_slurm_array(o, n_cells);
   if (o.cell) {
     // One cell of the grid into --out (a Slurm array task): cell.txt, read back by --merge.
@@ -448,12 +543,15 @@ int run_packing(const experiment_args& o) {
     cfg.popularity = popularity;
     cfg.random_ties = o.random_ties;
     cfg.permute_nodes = !o.name_order;
-    // --out is checked before the cell runs: a task never computes what it cannot keep.
+    // --out is checked before the cell runs: a task never computes what it cannot keep. A
+    // cell's --out is its own folder (a --slurm-array task's OUT/cells/<i>, inside the grid's
+    // --out): a symbolic link planted at it is refused, never written through.
     g_stage = "preparing --out " + o.out;
-    gpusched_experiment::check_out_root(o.out);
+    const auto no_link = gpusched_experiment::out_root::no_link;
+    gpusched_experiment::check_out_root(o.out, no_link);
     g_stage = "running cell " + std::to_string(*o.cell);
     const auto r = exp.run(cfg);
-    gpusched_experiment::write_out_file(o.out, "cell.txt", cell_text(r));
+    gpusched_experiment::write_out_file(o.out, "cell.txt", cell_text(r, grid), false, no_link);
     std::printf("cell %zu (%s, seed %llu) written to %s\n", *o.cell,
                 std::string(gs::fgd_policy_label(cfg.policy)).c_str(),
                 static_cast<unsigned long long>(cfg.seed), o.out.c_str());
@@ -465,7 +563,7 @@ int run_packing(const experiment_args& o) {
     if (!o.published.empty()) inputs.emplace_back("published", o.published);
     std::vector<std::string> names;
     for (const auto k : policies) names.emplace_back(gs::fgd_policy_label(k));
-    start_out_dir(o.out, "packing", inputs,
+    start_out_dir(o.out, "packing", inputs, files,
                   {{"workload", gs::detail::json_string(workload)},
                    {"policies", json_strings(names)},
                    {"seeds", json_array(seeds)},
@@ -481,8 +579,6 @@ int run_packing(const experiment_args& o) {
   std::printf("FGD packing experiment: %zu nodes, %lld GPUs, %zu pods (%s), tune %g, %zu seed(s)\n",
               exp.node_count(), static_cast<long long>(exp.total_gpus()), exp.pod_count(),
               workload.c_str(), tune, seeds.size());
-  const auto last = static_cast<std::size_t>(std::lround(tune * 100));
-  const std::string last_s = std::to_string(last);
   std::printf("%-17s %5s %8s %8s %8s %8s %8s %7s%s\n", "policy", "seed", "pods", "failed",
               "alloc100", "unalc100", ("unalc" + last_s).c_str(), "frag100",
               timing ? "   wall_s" : "");
@@ -529,7 +625,7 @@ int run_packing(const experiment_args& o) {
     g_stage = "merging the cells under " + o.merge;
     for (std::size_t i = 0; i < n_cells; ++i) {
       cell[i] = read_cell((std::filesystem::path(o.merge) / std::to_string(i) / "cell.txt").string(),
-                          policies[i / seeds.size()], seeds[i % seeds.size()]);
+                          policies[i / seeds.size()], seeds[i % seeds.size()], grid);
       hand_back(i);
     }
   } else {
@@ -537,10 +633,6 @@ int run_packing(const experiment_args& o) {
                                    o.jobs > 0 ? o.jobs : gpusched_experiment::default_jobs(),
                                    run_cell, hand_back);
   }
-  published_means pub;
-  const bool have_pub = !o.published.empty();
-  g_stage = "reading the published table " + o.published;
-  if (have_pub) pub = read_published(o.published, workload, last_s);
   std::printf("\nUnallocated GPU %% (mean over %zu seed(s))%s\n", seeds.size(),
               have_pub ? ", ours vs published (FGD artifact, same workload)" : "");
   std::printf("%-17s %9s %9s", "policy", "ours@100", ("ours@" + last_s).c_str());
@@ -590,13 +682,14 @@ int run_mig(const experiment_args& o) {
       o.workload.empty() ? std::filesystem::path(pods_path).stem().string() : o.workload;
 
   g_stage = "loading " + nodes_path + " and " + pods_path;
-  const gs::mig_experiment exp(gs::load_openb_nodes(nodes_path), load_pods(pods_path),
-                               model, cover);
+  gpusched_experiment::input_files files;  // each input read once (run.json hashes those bytes)
+  const gs::mig_experiment exp(load_nodes(nodes_path, files), load_pods(pods_path, files), model,
+                               cover);
   if (!o.out.empty()) {
     std::vector<std::string> names;
     for (const auto k : policies) names.emplace_back(gs::mig_policy_label(k));
     if (fractional) names.emplace_back(gs::fgd_policy_label(gs::fgd_policy_kind::fgd));
-    start_out_dir(o.out, "mig", {{"nodes", nodes_path}, {"pods", pods_path}},
+    start_out_dir(o.out, "mig", {{"nodes", nodes_path}, {"pods", pods_path}}, files,
                   {{"workload", gs::detail::json_string(workload)},
                    {"model", gs::detail::json_string(model)},
                    {"cover", gs::detail::json_string(cover_s)},

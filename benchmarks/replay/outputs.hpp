@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
@@ -80,12 +81,40 @@ inline std::vector<std::string> out_components(const std::filesystem::path& root
   return parts;
 }
 
-/// Opens the --out folder `root` itself (made when missing: the user's own path, followed as
-/// given), as a directory descriptor.
-inline fd_holder open_out_root(const std::filesystem::path& root) {
+/// Why `root` could not be made as a folder: a dangling symbolic link is named as one (the
+/// system's message would only say "File exists").
+inline std::string cannot_create(const std::filesystem::path& root, const std::error_code& ec) {
+  std::error_code e2;
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(root, e2))) {
+    const auto target = std::filesystem::read_symlink(root, e2);
+    return "is a symbolic link to '" + target.string() +
+           "', which is not a folder (a dangling link?): cannot create the folder: " + ec.message();
+  }
+  return "cannot create the folder: " + ec.message();
+}
+
+inline fd_holder open_out_subdir(int dir, const std::string& name, const std::filesystem::path& shown);
+
+/// Opens the --out folder `root` itself as a directory descriptor, made when missing. By
+/// default it is the user's own path, followed as given; with `no_link` (out_root::no_link:
+/// the folder a generated script names, e.g. a --slurm-array task's
+/// OUT/cells/<i>) its last component must not be a link: a link planted there is refused.
+inline fd_holder open_out_root(const std::filesystem::path& root, bool no_link = false) {
+  std::filesystem::path r = root.lexically_normal();
+  if (!r.empty() && !r.has_filename()) r = r.parent_path();  // "a/b/" -> "a/b"
+  const std::string last = r.filename().string();
+  if (no_link && !last.empty() && last != "." && last != "..") {
+    const std::filesystem::path parent = r.has_parent_path() ? r.parent_path() : ".";
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec) out_error(parent, cannot_create(parent, ec));
+    fd_holder up(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (up.get() < 0) out_error(parent, std::string("cannot open the folder: ") + std::strerror(errno));
+    return open_out_subdir(up.get(), last, root);
+  }
   std::error_code ec;
   std::filesystem::create_directories(root, ec);
-  if (ec) out_error(root, "cannot create the folder: " + ec.message());
+  if (ec) out_error(root, cannot_create(root, ec));
   fd_holder fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd.get() < 0) out_error(root, std::string("cannot open the folder: ") + std::strerror(errno));
   return fd;
@@ -109,8 +138,8 @@ inline fd_holder open_out_subdir(int dir, const std::string& name, const std::fi
 
 /// The folder `rel` inside `root`, made component by component.
 inline fd_holder open_out_dirs(const std::filesystem::path& root, const std::vector<std::string>& parts,
-                               std::size_t count) {
-  fd_holder fd = open_out_root(root);
+                               std::size_t count, bool no_link) {
+  fd_holder fd = open_out_root(root, no_link);
   std::filesystem::path shown = root;
   for (std::size_t i = 0; i < count; ++i) {
     shown /= parts[i];
@@ -129,18 +158,27 @@ inline fd_holder open_out_dirs(const std::filesystem::path& root, const std::vec
 /// names it, a linked file is replaced, never written through. `rel` must be relative, without
 /// "." or "..".
 /// @throws gpusched::parse_error naming the path when it cannot be made or written.
-inline void make_out_dirs(const std::filesystem::path& root, const std::filesystem::path& rel) {
+/// How the --out folder itself is opened: `follow` (the user's own path, followed as given) or
+/// `no_link` (a folder named by a generated script, such as a --slurm-array task's
+/// OUT/cells/<i>: a symbolic link at its last component is refused, like one at any name
+/// below it).
+enum class out_root { follow, no_link };
+
+inline void make_out_dirs(const std::filesystem::path& root, const std::filesystem::path& rel,
+                          out_root mode = out_root::follow) {
   const auto parts = detail::out_components(root, rel);
-  (void)detail::open_out_dirs(root, parts, parts.size());
+  (void)detail::open_out_dirs(root, parts, parts.size(), mode == out_root::no_link);
 }
 
 /// Checks before any work that the --out folder `root` can be made and written (the programs
 /// call it first: nothing runs for an output that cannot be kept).
-inline void check_out_root(const std::filesystem::path& root) {
-  std::error_code ec;
-  std::filesystem::create_directories(root, ec);
-  if (ec) detail::out_error(root, "cannot create the folder: " + ec.message() + " (nothing was run)");
-  const auto fd = detail::open_out_root(root);
+inline void check_out_root(const std::filesystem::path& root, out_root mode = out_root::follow) {
+  if (mode == out_root::follow) {
+    std::error_code ec;
+    std::filesystem::create_directories(root, ec);
+    if (ec) detail::out_error(root, detail::cannot_create(root, ec) + " (nothing was run)");
+  }
+  const auto fd = detail::open_out_root(root, mode == out_root::no_link);
   if (::faccessat(fd.get(), ".", W_OK, 0) != 0) {
     detail::out_error(root, std::string("cannot write into the folder: ") + std::strerror(errno) +
                                 " (nothing was run)");
@@ -154,9 +192,11 @@ inline void check_out_root(const std::filesystem::path& root) {
 /// make_out_dirs. `executable` adds the owner's and group's execute bits.
 /// @throws gpusched::parse_error naming the file when it cannot be written.
 inline void write_out_file(const std::filesystem::path& root, const std::filesystem::path& rel,
-                           std::string_view text, bool executable = false) {
+                           std::string_view text, bool executable = false,
+                           out_root root_mode = out_root::follow) {
   const auto parts = detail::out_components(root, rel);
-  const auto dir = detail::open_out_dirs(root, parts, parts.size() - 1);
+  const auto dir =
+      detail::open_out_dirs(root, parts, parts.size() - 1, root_mode == out_root::no_link);
   const std::string& name = parts.back();
   const std::string tmp = name + ".partial";
   const std::filesystem::path shown = root / rel;
@@ -281,20 +321,50 @@ struct file_digest {
   std::string sha256;
   std::uintmax_t bytes = 0;
 };
-inline file_digest digest_file(const std::string& path) {
-  std::ifstream in = gpusched::open_input(path);
-  sha256 h;
-  file_digest d;
-  std::string buf(1 << 16, '\0');
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    const auto n = static_cast<std::size_t>(in.gcount());
-    h.update(std::string_view(buf.data(), n));
-    d.bytes += n;
+/// The input files of one run, each read once: the loaders parse the bytes kept here and
+/// run.json records the SHA-256 and size of those same bytes. So a trace read from a pipe or a
+/// FIFO (`--trace philly:<(zcat t.gz)`, `/dev/stdin`) is hashed as it streams, and a file that
+/// changes during the run is recorded as it was read. Reading a path again returns the kept
+/// bytes (a pipe cannot be read twice). Not thread-safe; read before the cells start.
+class input_files {
+ public:
+  /// The bytes of `path`, read on the first call. @throws parse_error (line 0, field `file`)
+  /// naming the path (a NUL in it, a directory, cannot open, a read error).
+  const std::string& read(const std::string& path) {
+    for (const auto& f : files_) {
+      if (f.path == path) return f.text;
+    }
+    std::ifstream in = gpusched::open_input(path);
+    entry e{path, {}, {}};
+    sha256 h;
+    std::string buf(1 << 16, '\0');
+    while (in) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      const auto n = static_cast<std::size_t>(in.gcount());
+      h.update(std::string_view(buf.data(), n));
+      e.text.append(buf.data(), n);
+    }
+    if (in.bad()) throw gpusched::parse_error(path, 0, "file", "read error");
+    e.digest = {h.hex(), e.text.size()};
+    files_.push_back(std::move(e));
+    return files_.back().text;
   }
-  d.sha256 = h.hex();
-  return d;
-}
+  /// The digest of what `read(path)` returned (reading it first if it was not read).
+  file_digest digest(const std::string& path) {
+    (void)read(path);
+    for (const auto& f : files_) {
+      if (f.path == path) return f.digest;
+    }
+    return {};
+  }
+
+ private:
+  struct entry {
+    std::string path, text;
+    file_digest digest;
+  };
+  std::deque<entry> files_;  // few, in the order read; a deque keeps returned references valid
+};
 
 /// The current time as UTC ISO 8601 to the second, e.g. `2026-12-05T14:50:00Z`.
 inline std::string utc_now() {
@@ -335,9 +405,13 @@ class run_record {
   void add_raw(const std::string& key, std::string value) {
     fields_.emplace_back(key, std::move(value));
   }
-  /// An input file under `role`: its path as given, SHA-256 and size.
-  void add_input(const std::string& role, const std::string& path) {
-    const auto d = digest_file(path);
+  /// An input file under `role`: its path as given, and the SHA-256 and size of the bytes the
+  /// run read from it (`input_files`).
+  void add_input(const std::string& role, const std::string& path, input_files& files) {
+    add_input(role, path, files.digest(path));
+  }
+  /// An input file under `role` with the digest of what was read from it.
+  void add_input(const std::string& role, const std::string& path, const file_digest& d) {
     inputs_ += std::string(inputs_.empty() ? "" : ",") + "\n    {\"role\": " +
                gpusched::detail::json_string(role) +
                ", \"path\": " + gpusched::detail::json_string(path) +

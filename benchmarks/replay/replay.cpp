@@ -48,6 +48,8 @@ struct options {
   double mtbf_h = 0, repair_h = 1;
   double gpu_mtbf_h = 0, gpu_repair_h = 1;
   double time_limit_days = 0;
+  /// --max-cycles: the run stops after this many scheduling cycles (0: no limit).
+  std::uint64_t max_cycles = 10'000'000;
   double arrival_scale = 1;
   double ck_interval_s = 0, ck_cost_s = 0, restore_s = 0;
   bool graceful = false;
@@ -65,7 +67,11 @@ struct options {
   std::string program = "gpusched-replay";
   std::vector<std::string> command;
   std::map<std::string, std::string> given;
-  std::vector<std::string> config_files;
+  /// Where each given option was set: "FILE:LINE" or "the command line" (for the errors that
+  /// name both of two options that exclude each other, or an option given twice).
+  std::map<std::string, std::string> given_at;
+  /// The config files read, with the digest of the bytes read from each (for run.json).
+  std::vector<std::pair<std::string, file_digest>> config_files;
 };
 
 struct usage_error {
@@ -151,9 +157,19 @@ double to_duration(const std::string& key, const std::string& v, double unit_ms)
 }
 
 void apply_one(options& o, const std::string& k, const std::string& v);
-void apply(options& o, const std::string& k, const std::string& v) {
+void apply(options& o, const std::string& k, const std::string& v,
+           const std::string& where = "the command line") {
+  // A NUL byte cannot be passed on to a file name or a child process (it would cut the value
+  // there): refused in every value, from a config file as from the Python module.
+  if (v.find('\0') != std::string::npos) {
+    throw usage_error{"--" + k + ": the value holds a NUL byte (at character " +
+                      std::to_string(v.find('\0') + 1) + ")"};
+  }
   apply_one(o, k, v);
-  if (k != "help" && k != "config") o.given[k] = v.empty() && is_flag(k) ? "true" : v;
+  if (k != "help" && k != "config") {
+    o.given[k] = v.empty() && is_flag(k) ? "true" : v;
+    o.given_at[k] = where;
+  }
 }
 void apply_one(options& o, const std::string& k, const std::string& v) {
   if (k == "trace") {
@@ -166,8 +182,15 @@ void apply_one(options& o, const std::string& k, const std::string& v) {
     o.compositions = {v};
   } else if (k == "compare") {
     o.compositions.clear();
-    for (auto& s : split(v, ';')) {
-      if (!trim(s).empty()) o.compositions.push_back(trim(s));
+    const auto items = split(v, ';');
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      // An empty item (`a;;b`, a trailing `;`) is refused: a list option takes each item once
+      // and nothing else.
+      if (trim(items[i]).empty()) {
+        throw usage_error{"--compare: empty composition (item " + std::to_string(i + 1) +
+                          ") in '" + v + "': give each SPEC once, separated by ';'"};
+      }
+      o.compositions.push_back(trim(items[i]));
     }
   } else if (k == "tenant") {
     o.tenant = v;
@@ -189,6 +212,8 @@ void apply_one(options& o, const std::string& k, const std::string& v) {
     o.time_limit_days = to_duration(k, v, 8.64e7);
     if (o.time_limit_days > 1e9)
       throw usage_error{"--" + k + ": '" + v + "' is too large (at most 1e9)"};
+  } else if (k == "max-cycles") {
+    o.max_cycles = to_whole<std::uint64_t>(k, v);
   } else if (k == "arrival-scale") {
     o.arrival_scale = to_number(k, v);
     if (o.arrival_scale <= 0) throw usage_error{"--arrival-scale: '" + v + "' is not above 0"};
@@ -239,6 +264,99 @@ void apply_one(options& o, const std::string& k, const std::string& v) {
   }
 }
 
+/// What a run does, known once its trace is read and its compositions parsed: what a
+/// `needs_run` rule asks for.
+struct run_facts {
+  bool gittins = false;     ///< a composition orders by ordering=2d-gittins
+  bool preempts = false;    ///< a composition's preemption slot is not `none`
+  bool restarts = false;    ///< a job can restart: a composition preempts, or nodes or GPUs fail
+  bool cpu_default = false; ///< the cluster's nodes or some job take --cpu-per-gpu CPU figures
+};
+
+/// How two options relate, in one table for command lines and config files alike: `excludes`
+/// (given together from one source, the run is refused, naming both and where each was given;
+/// a command-line option overrides the other one of a config file), `needs` (without the
+/// other one set to more than 0 the option does nothing, and the run says so) or `needs_run`
+/// (without `fact` of the run, described by `other`, the option does nothing, and the run says
+/// so).
+struct option_rule {
+  enum kind { excludes, needs, needs_run };
+  const char* key;
+  const char* other;
+  kind what;
+  const char* why;
+  bool run_facts::*fact = nullptr;  ///< needs_run: what the option needs
+};
+constexpr option_rule kRules[] = {
+    {"policy", "compare", option_rule::excludes, "both set the compositions"},
+    {"repair-hours", "node-mtbf-hours", option_rule::needs, "no node fails"},
+    {"gpu-repair-hours", "gpu-mtbf-hours", option_rule::needs, "no GPU fails"},
+    {"urgent-priority", "urgent-fraction", option_rule::needs, "no job is promoted"},
+    {"checkpoint-cost-s", "checkpoint-interval-s", option_rule::needs,
+     "no periodic checkpoint is taken"},
+    {"gittins-prior", "a composition with ordering=2d-gittins", option_rule::needs_run,
+     "no composition has ordering=2d-gittins", &run_facts::gittins},
+    {"graceful-preemption", "a composition whose preemption is not none", option_rule::needs_run,
+     "no composition preempts (preemption=none)", &run_facts::preempts},
+    {"restore-cost-s", "a composition that preempts, or --node-mtbf-hours/--gpu-mtbf-hours above 0",
+     option_rule::needs_run, "no job restarts (no composition preempts and no node or GPU fails)",
+     &run_facts::restarts},
+    {"cpu-per-gpu", "a NODESxGPUS --cluster or a trace job without a CPU figure",
+     option_rule::needs_run,
+     "every node of the openb --cluster and every job of the trace has its own CPU figure",
+     &run_facts::cpu_default},
+};
+
+/// The notes of a run: each option given that does nothing in it (`option_rule::needs`, and
+/// `option_rule::needs_run` when `facts` is given).
+std::vector<std::string> option_notes(const options& o, const run_facts* facts = nullptr) {
+  std::vector<std::string> notes;
+  for (const auto& r : kRules) {
+    if (r.what == option_rule::excludes || !o.given.contains(r.key)) continue;
+    if (r.what == option_rule::needs_run) {
+      if (facts == nullptr || facts->*r.fact) continue;
+      notes.push_back(std::string("--") + r.key + " (" + o.given_at.at(r.key) +
+                      ") does nothing in this run: " + r.why + " (it needs " + r.other + ")");
+      continue;
+    }
+    const auto it = o.given.find(r.other);
+    if (it != o.given.end()) {
+      const auto v = gs::parse_real(it->second);
+      if (v.ok() && v.value > 0) continue;
+    }
+    notes.push_back(std::string("--") + r.key + " (" + o.given_at.at(r.key) +
+                    ") does nothing in this run: " + r.why + " without --" + r.other +
+                    " above 0");
+  }
+  return notes;
+}
+
+/// Refuses `key` (set at `where` in config file `path`) when the same file gave it before, or
+/// gave an option it excludes.
+void check_config_key(const options& o, const std::string& key, const std::string& path,
+                      std::size_t line) {
+  const auto same_file = [&](const std::string& k) -> std::optional<std::string> {
+    const auto it = o.given_at.find(k);
+    if (it == o.given_at.end() || !it->second.starts_with(path + ":")) return std::nullopt;
+    return it->second.substr(path.size() + 1);
+  };
+  if (const auto first = same_file(key)) {
+    throw gs::parse_error(path, line, key,
+                          "given twice in this file (first at line " + *first +
+                              "): give it once");
+  }
+  for (const auto& r : kRules) {
+    if (r.what != option_rule::excludes) continue;
+    const std::string other = key == r.key ? r.other : key == r.other ? r.key : "";
+    if (other.empty()) continue;
+    if (const auto at = same_file(other)) {
+      throw gs::parse_error(path, line, key,
+                            "--" + key + " and --" + other + " exclude each other (" + r.why +
+                                "; --" + other + " is at line " + *at + ")");
+    }
+  }
+}
+
 void read_config(options& o, std::istream& in, const std::string& path) {
   std::string line;
   std::size_t n = 0;
@@ -266,17 +384,19 @@ void read_config(options& o, std::istream& in, const std::string& path) {
     if (eq == std::string::npos && !is_flag(k)) {
       throw gs::parse_error(path, n, k, "expected `key = value`");
     }
+    check_config_key(o, k, path, n);
     try {
-      apply(o, k, v);
+      apply(o, k, v, path + ":" + std::to_string(n));
     } catch (const usage_error& e) {
       throw gs::parse_error(path, n, k, e.what);
     }
   }
 }
 void read_config(options& o, const std::string& path) {
-  std::ifstream in = gs::open_input(path);
+  input_files f;  // read once: a config given as a pipe (`--config <(...)`) is hashed as read
+  std::istringstream in(f.read(path));
   read_config(o, in, path);
-  o.config_files.push_back(path);
+  o.config_files.emplace_back(path, f.digest(path));
 }
 
 /// One option of the command: its name (without `--`), the name of its value (empty: a flag)
@@ -305,6 +425,7 @@ constexpr option_doc kOptions[] = {
     {"gpu-mtbf-hours", "H", "mean time between failures per GPU (default 0: none); a failed GPU interrupts only the jobs holding it"},
     {"gpu-repair-hours", "H", "repair time of a failed GPU (default 1)"},
     {"time-limit-days", "D", "stop D simulated days after the first event (default 0: none); jobs not finished by then are reported as unfinished"},
+    {"max-cycles", "N", "stop after N scheduling cycles (default 10,000,000; 0: no limit); jobs not finished by then are reported as unfinished, and the run says it stopped there. Bounds --trigger SECONDS behind a very long job (a cycle at every tick while a job waits)"},
     {"checkpoint-interval-s", "S", "periodic checkpoint interval of every job (default 0: none; otherwise at least 1)"},
     {"checkpoint-cost-s", "S", "time to write a checkpoint (default 0)"},
     {"restore-cost-s", "S", "time to restore after a restart (default 0)"},
@@ -338,7 +459,18 @@ std::unique_ptr<CLI::App> make_app(options& o, const std::string& name) {
     auto* opt = app->add_option_function<std::string>(
         "--" + key,
         [&o, key](const std::string& v) {
-          if (key != "config") apply(o, key, v);
+          if (key == "config") return;
+          // A command-line option overrides what it excludes from a config file.
+          for (const auto& r : kRules) {
+            if (r.what != option_rule::excludes) continue;
+            const std::string other = key == r.key ? r.other : key == r.other ? r.key : "";
+            if (!other.empty() && o.given_at.contains(other) &&
+                o.given_at.at(other) != "the command line") {
+              o.given.erase(other);
+              o.given_at.erase(other);
+            }
+          }
+          apply(o, key, v);
         },
         d.help);
     if (*d.value == '\0') {
@@ -349,13 +481,24 @@ std::unique_ptr<CLI::App> make_app(options& o, const std::string& name) {
     }
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
-  // Both set the compositions: given together, one would silently win.
-  app->get_option("--policy")->excludes(app->get_option("--compare"));
+  // Options that exclude each other (kRules): given together, one would silently win.
+  for (const auto& r : kRules) {
+    if (r.what == option_rule::excludes) {
+      app->get_option(std::string("--") + r.key)->excludes(app->get_option(std::string("--") + r.other));
+    }
+  }
   return app;
 }
 
 options parse(const std::vector<std::string>& args, options o = {}, bool read_files = true,
               const std::string& name = "gpusched-replay") {
+  // One config file: a second would silently override the first's values.
+  std::size_t configs = 0;
+  for (const auto& a : args) configs += a == "--config" || a.rfind("--config=", 0) == 0;
+  if (configs > 1) {
+    throw usage_error{"--config is given " + std::to_string(configs) +
+                      " times: give one config file (command-line options override its values)"};
+  }
   for (std::size_t i = 0; i < args.size(); ++i) {  // the config file first
     if (!read_files) break;
     if (args[i] == "--config" && i + 1 < args.size()) read_config(o, args[i + 1]);
@@ -376,6 +519,15 @@ options parse(const std::vector<std::string>& args, options o = {}, bool read_fi
     const std::string& a = extra.front();
     if (a.rfind("--", 0) == 0) throw usage_error{"unknown option " + a.substr(0, a.find('='))};
     throw usage_error{"unexpected argument '" + a + "'"};
+  }
+  // An option given twice on the command line: the last would silently win.
+  for (const auto* opt : app->get_options()) {
+    if (opt->count() > 1) {
+      std::string values;
+      for (const auto& v : opt->results()) values += (values.empty() ? "'" : ", '") + v + "'";
+      throw usage_error{opt->get_name() + " is given " + std::to_string(opt->count()) +
+                        " times on the command line (" + values + "): give it once"};
+    }
   }
   return o;
 }
@@ -410,14 +562,17 @@ cluster_spec parse_cluster(const std::string& s) {
   return c;
 }
 
-gs::trace load_trace(const std::string& spec) {
+gs::trace load_trace(const std::string& spec, input_files& files) {
   const auto colon = spec.find(':');
   if (colon == std::string::npos)
     throw usage_error{"--trace: expected KIND:PATH, got '" + spec + "'"};
   const std::string kind = spec.substr(0, colon), path = spec.substr(colon + 1);
-  if (kind == "philly") return gs::load_philly_file(path);
-  if (kind == "tiresias") return gs::load_tiresias_file(path);
-  if (kind == "openb") return gs::load_openb_file(path);
+  if (kind == "philly" || kind == "tiresias" || kind == "openb") {
+    std::istringstream in(files.read(path));
+    if (kind == "philly") return gs::load_philly(in, path);
+    if (kind == "tiresias") return gs::load_tiresias(in, path);
+    return gs::load_openb(in, path);
+  }
   if (kind == "synthetic") {
     const auto p = split(path, ':');
     if (p.size() < 2 || p.size() > 3) {
@@ -489,8 +644,14 @@ composition parse_composition(std::string spec, const gs::policy_inputs& x,
   }
   std::string auto_label;
   std::vector<std::string> slots_given;
-  for (const auto& kv : split(spec, ',')) {
-    if (trim(kv).empty()) continue;
+  const auto items = split(spec, ',');
+  for (const auto& kv : items) {
+    // "" (or "LABEL:") is the library's default composition; an empty item among others
+    // (`ordering=fifo,,packing=x`) is refused.
+    if (trim(kv).empty() && items.size() == 1) continue;
+    if (trim(kv).empty()) {
+      throw usage_error{"policy '" + spec + "': empty item: give each slot=name once, separated by ','"};
+    }
     const auto eq = kv.find('=');
     if (eq == std::string::npos) throw usage_error{"policy '" + kv + "': expected slot=name"};
     const auto slot = trim(kv.substr(0, eq));
@@ -527,8 +688,11 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
         std::vector<replay_tables>* tables) {
   if (o.trace.empty()) throw usage_error{"--trace is required"};
   const auto cs = parse_cluster(o.cluster);
+  // Every input file is read once, through `files`: run.json records the digest of the bytes
+  // the run parsed (a piped trace included).
+  input_files files;
   g_stage = "loading the trace " + o.trace;
-  gs::trace tr = load_trace(o.trace);
+  gs::trace tr = load_trace(o.trace, files);
   g_stage = "preparing the jobs";
   if (!o.tenant.empty()) {
     std::uint32_t id = 0;
@@ -579,7 +743,8 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
   std::vector<gs::node_spec> nodes;
   int gpus_per_node = std::max(cs.gpus, 1);
   if (!cs.openb_nodes.empty()) {
-    const auto list = gs::load_openb_nodes(cs.openb_nodes);
+    std::istringstream in(files.read(cs.openb_nodes));
+    const auto list = gs::read_openb_nodes(in, cs.openb_nodes);
     gpus_per_node = 1;
     for (std::size_t i = 0; i < list.size(); ++i) {
       const auto& n = list[i];
@@ -636,6 +801,7 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
   cfg.gpu_repair_time = gs::sim_duration{static_cast<std::int64_t>(o.gpu_repair_h * 3.6e6)};
   cfg.time_limit = gs::sim_duration{static_cast<std::int64_t>(o.time_limit_days * 8.64e7)};
   cfg.preemption_saves_progress = o.graceful;
+  cfg.max_cycles = o.max_cycles;
   cfg.sample_interval = gs::sim_duration{static_cast<std::int64_t>(o.sample_s * 1000)};
   if (o.trigger != "event") {
     cfg.trigger = gs::cycle_trigger::interval;
@@ -651,8 +817,9 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
 
   gs::policy_inputs x;
   if (!o.gittins_prior.empty()) {
-    x.prior =
-        std::make_shared<const gs::gpu_time_prior>(gs::gpu_time_prior::load_csv(o.gittins_prior));
+    std::istringstream in(files.read(o.gittins_prior));
+    x.prior = std::make_shared<const gs::gpu_time_prior>(
+        gs::gpu_time_prior::read_csv(in, o.gittins_prior));
   }
   std::optional<gs::fabric> leaves;
   if (o.leaf_nodes > 0) {
@@ -669,6 +836,18 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
       }
     }
   }
+  // A setting that does nothing in this run says so (on standard error and in run.json).
+  run_facts facts;
+  for (const auto& c : comps) {
+    facts.gittins = facts.gittins || c.config.ordering == "2d-gittins";
+    facts.preempts = facts.preempts || c.config.preemption != "none";
+  }
+  facts.restarts = facts.preempts || o.mtbf_h > 0 || o.gpu_mtbf_h > 0;
+  facts.cpu_default = cs.openb_nodes.empty() ||
+                      std::any_of(tr.jobs.begin(), tr.jobs.end(),
+                                  [](const gs::trace_job& j) { return j.cpu <= gs::cpu_millis{0}; });
+  const auto notes = option_notes(o, &facts);
+  for (const auto& n : notes) err << "replay: note: " << n << "\n";
   // --out is made and checked before any run: its folder and every composition's, none a
   // symbolic link; run.json, written first, records how the folder is made.
   if (!o.out_dir.empty()) {
@@ -681,13 +860,18 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     run_record rec(o.program, o.command);
     const auto colon = o.trace.find(':');
     const std::string kind = o.trace.substr(0, colon);
-    if (kind != "synthetic") rec.add_input("trace", o.trace.substr(colon + 1));
-    if (!cs.openb_nodes.empty()) rec.add_input("cluster", cs.openb_nodes);
-    if (!o.gittins_prior.empty()) rec.add_input("gittins-prior", o.gittins_prior);
-    for (const auto& f : o.config_files) rec.add_input("config", f);
+    if (kind != "synthetic") rec.add_input("trace", o.trace.substr(colon + 1), files);
+    if (!cs.openb_nodes.empty()) rec.add_input("cluster", cs.openb_nodes, files);
+    if (!o.gittins_prior.empty()) rec.add_input("gittins-prior", o.gittins_prior, files);
+    for (const auto& [f, d] : o.config_files) rec.add_input("config", f, d);
     std::vector<std::pair<std::string, std::string>> given;
     for (const auto& [k, v] : o.given) given.emplace_back(k, gs::detail::json_string(v));
     rec.add_raw("options", json_object(given));
+    std::string notes_json = "[";
+    for (const auto& n : notes) {
+      notes_json += (notes_json.size() > 1 ? ", " : "") + gs::detail::json_string(n);
+    }
+    rec.add_raw("notes", notes_json + "]");
     rec.add("trace", o.trace);
     rec.add("trace_jobs", static_cast<std::uint64_t>(tr.jobs.size()));
     rec.add("cluster", o.cluster);
@@ -713,6 +897,8 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     gs::distribution urgent_wait_s;
     std::size_t urgent_started = 0;
     bool stopped_at_limit = false;
+    bool stopped_at_cycle_limit = false;
+    double end_s = 0;  ///< simulated seconds from the first event to the end of the run
   };
   std::vector<extra_figures> extra(comps.size());
   std::vector<gs::sim_summary> results;
@@ -794,6 +980,14 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     const double secs = run.secs;
     results.push_back(run.summary);
     extra[ci].stopped_at_limit = run.totals.stopped_at_limit;
+    extra[ci].stopped_at_cycle_limit = run.totals.stopped_at_cycle_limit;
+    extra[ci].end_s = static_cast<double>((run.totals.end - run.totals.start).count()) / 1000.0;
+    if (run.totals.stopped_at_cycle_limit) {
+      err << "replay: " << c.label << ": stopped after " << o.max_cycles
+          << " scheduling cycles (--max-cycles), " << gs::detail::num(extra[ci].end_s, "%.0f")
+          << " simulated seconds in; the jobs not finished by then are reported as unfinished "
+             "(raise --max-cycles, or use a longer --trigger)\n";
+    }
     if (run.totals.samples_capped) {
       err << "replay: " << c.label << ": the time series stops after " << cfg.max_samples
           << " samples (every " << o.sample_s
@@ -873,6 +1067,12 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     }
     gs::print_table(out, results);
     for (std::size_t ci = 0; ci < comps.size(); ++ci) {
+      if (extra[ci].stopped_at_cycle_limit) {
+        out << comps[ci].label << ": stopped at the cycle limit (--max-cycles " << o.max_cycles
+            << ") after " << gs::detail::num(extra[ci].end_s, "%.0f") << " simulated seconds; "
+            << results[ci].unfinished << " of the " << results[ci].jobs
+            << " jobs that arrived by then did not finish\n";
+      }
       if (!extra[ci].stopped_at_limit) continue;
       out << comps[ci].label << ": stopped at the time limit (" << o.time_limit_days << " days); "
           << results[ci].unfinished << " of the " << results[ci].jobs

@@ -52,12 +52,39 @@ constexpr std::string_view to_string(error_id id) noexcept {
   return "unknown";
 }
 
+namespace detail {
+/// `message` fit to print: a NUL byte becomes `\0` and every other control byte but line feed
+/// and tab `\xHH` (also DEL), so that a message quoting a value that holds one is printed
+/// whole (`what()` is a C string: a NUL would cut it) and cannot rewrite the terminal's line.
+/// Other bytes are kept as they are. O(size).
+inline std::string printable_message(std::string_view message) {
+  std::string out;
+  out.reserve(message.size());
+  for (const char ch : message) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u == 0) {
+      out += "\\0";
+    } else if ((u < 0x20 && ch != '\n' && ch != '\t') || u == 0x7F) {
+      out += "\\x";
+      out += "0123456789abcdef"[u >> 4];
+      out += "0123456789abcdef"[u & 0xF];
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+}  // namespace detail
+
 /// Base of every exception the library throws. `what()` starts with `[gpusched.<id>] `.
 class error : public std::runtime_error {
  public:
-  /// An error of kind `id`; `what()` is `[gpusched.<id>] ` followed by `message`.
+  /// An error of kind `id`. `what()` is the prefix `[gpusched.<id>]`, a space, then `message`
+  /// with its control bytes escaped (see `detail::printable_message`).
   error(error_id id, const std::string& message)
-      : std::runtime_error("[gpusched." + std::string(to_string(id)) + "] " + message), id_(id) {}
+      : std::runtime_error("[gpusched." + std::string(to_string(id)) + "] " +
+                           detail::printable_message(message)),
+        id_(id) {}
   /// The stable kind of this error.
   [[nodiscard]] error_id id() const noexcept { return id_; }
 

@@ -168,9 +168,17 @@ template <class T = std::int64_t>
   return s;
 }
 
-/// Opens `path` for reading. @throws parse_error (line 0, field `file`) naming a directory as a
-/// directory, and otherwise "cannot open".
+/// Opens `path` for reading. @throws parse_error (line 0, field `file`) for a path holding a NUL
+/// byte (shown as `\0`), naming a directory as a directory, and otherwise "cannot open".
 [[nodiscard]] inline std::ifstream open_input(const std::string& path) {
+  // The operating system reads a path up to its first NUL: "a.csv\0b" would open "a.csv".
+  if (const auto z = path.find('\0'); z != std::string::npos) {
+    std::string shown;
+    for (const char c : path) shown += c == '\0' ? std::string("\\0") : std::string(1, c);
+    throw parse_error(shown, 0, "file",
+                      "the path holds a NUL byte (at character " + std::to_string(z + 1) +
+                          "); it would be cut there, so it is refused");
+  }
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw parse_error(path, 0, "file", "is a directory, not a file");

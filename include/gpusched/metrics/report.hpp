@@ -119,7 +119,9 @@ inline std::string json_string(std::string_view s) {
 }
 /// (name, value) rows of a summary, in a fixed order: the table, CSV and JSON share them. A
 /// statistic of an empty set is NaN (written as undefined): the JCT, queueing and rho figures
-/// when no job finished (rho: none with work), goodput when nothing was allocated.
+/// when no job finished (rho: none with work), goodput when nothing was allocated, allocation
+/// when no GPU-time was in service (a run of no jobs), the fragmentation mean without samples,
+/// Jain's indices without any tenant (no job).
 inline std::vector<std::pair<std::string, double>> summary_rows(const sim_summary& s) {
   constexpr double undefined = std::numeric_limits<double>::quiet_NaN();
   const auto of = [&](const distribution& d, double distribution::*field) {
@@ -143,11 +145,11 @@ inline std::vector<std::pair<std::string, double>> summary_rows(const sim_summar
           {"allocated_gpu_h", s.allocated_gpu_hours},
           {"idle_gpu_h", s.idle_gpu_hours},
           {"down_gpu_h", s.down_gpu_hours},
-          {"allocation", s.allocation},
+          {"allocation", s.capacity_gpu_hours - s.down_gpu_hours > 0 ? s.allocation : undefined},
           {"goodput", s.allocated_gpu_hours > 0 ? s.goodput : undefined},
-          {"fragmentation_mean", s.mean_fragmentation},
-          {"jain", s.jain},
-          {"jain_over_time", s.jain_over_time},
+          {"fragmentation_mean", s.samples > 0 ? s.mean_fragmentation : undefined},
+          {"jain", s.tenants.empty() ? undefined : s.jain},
+          {"jain_over_time", s.tenants.empty() ? undefined : s.jain_over_time},
           {"rho_mean", of(s.rho, &distribution::mean)},
           {"rho_p95", of(s.rho, &distribution::p95)},
           {"rho_max", of(s.rho, &distribution::max)},
@@ -231,7 +233,8 @@ inline void write_summary_json(std::ostream& os, const sim_summary& s) {
        << ", \"allocated_gpu_h\": " << detail::json_num(t.allocated_gpu_hours)
        << ", \"share\": " << detail::json_num(t.share)
        << ", \"entitlement\": " << detail::json_num(t.entitlement)
-       << ", \"mean_jct_s\": " << detail::json_num(t.mean_jct_s) << "}";
+       << ", \"mean_jct_s\": "
+       << (t.finished > 0 ? detail::json_num(t.mean_jct_s) : std::string("null")) << "}";
   }
   os << (s.tenants.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }

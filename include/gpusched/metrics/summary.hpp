@@ -20,6 +20,7 @@
 
 #include <algorithm>  // std::sort
 #include <cmath>      // std::ceil
+#include <limits>     // std::numeric_limits
 #include <concepts>   // std::convertible_to
 #include <cstdint>
 #include <map>
@@ -116,7 +117,7 @@ struct tenant_summary {
   double allocated_gpu_hours = 0;
   double share = 0;        ///< of all allocated GPU-time
   double entitlement = 0;  ///< weight / sum of weights present
-  double mean_jct_s = 0;   ///< over the tenant's finished jobs
+  double mean_jct_s = 0;   ///< over the tenant's finished jobs; NaN when none finished
   /// Mean, over the samples in which the tenant had work, of GPUs held / its weighted max-min
   /// fair share of the GPUs in service given every active tenant's demand (1: fair; below 1:
   /// starved; above 1: more than fair, possible when others cannot use their share).
@@ -144,7 +145,10 @@ struct sim_summary {
   double idle_gpu_hours = 0;      ///< capacity - allocated - down
   double allocation = 0;          ///< allocated / (capacity - down)
   double goodput = 0;             ///< useful GPU-time (finished jobs' work x GPUs) / allocated
-  double mean_fragmentation = 0;  ///< mean of the samples' fragmentation
+  double mean_fragmentation = 0;  ///< mean of the samples' fragmentation (0 without samples)
+  /// The samples the figures over time (fragmentation, jain_over_time) come from; 0: they are
+  /// undefined (the report prints them so, never as 0).
+  std::size_t samples = 0;
   double jain = 1;                ///< Jain's index over tenants of whole-run share / entitlement
   /// Mean over samples with two or more active tenants of Jain's index of each active tenant's
   /// held GPUs / its weighted max-min fair share (1 when no sample has two active tenants).
@@ -241,6 +245,7 @@ inline sim_summary summarize(std::span<const job_record> records,
   s.queueing_s = summarize_values(queue);
   s.rho = summarize_values(rho);
   s.goodput = totals.allocated_integral > 0 ? useful * 1000.0 / totals.allocated_integral : 0;
+  s.samples = samples.size();
   if (!samples.empty()) {
     double f = 0;
     for (const auto& x : samples) f += x.fragmentation;
@@ -256,7 +261,9 @@ inline sim_summary summarize(std::span<const job_record> records,
     t.name = id < tenant_names.size() ? tenant_names[id] : "t" + std::to_string(id);
     t.share = all_alloc > 0 ? t.allocated_gpu_hours / all_alloc : 0;
     t.entitlement = (id < weights.size() ? weights[id] : 1.0) / all_w;
-    t.mean_jct_s = t.finished > 0 ? jct_sum[id] / static_cast<double>(t.finished) : 0;
+    // Undefined (NaN: `null` in JSON, `-` in tables, empty in CSV) when no job finished, never 0.
+    t.mean_jct_s = t.finished > 0 ? jct_sum[id] / static_cast<double>(t.finished)
+                                  : std::numeric_limits<double>::quiet_NaN();
     x.push_back(t.entitlement > 0 ? t.share / t.entitlement : 0);
     s.tenants.push_back(t);
   }

@@ -134,7 +134,10 @@ class cycle_copy<P, true> {
 ///    counted by the quota they return); the pipeline evicts them and re-places the job in one
 ///    transaction, committed all together or not at all (no victim set suffices: nothing
 ///    changes, the refusal stands and `decision::preemption` says why). Without either hook the
-///    refusal stands, as before.
+///    refusal stands, as before. The same path serves a job that does not fit on free resources
+///    when the admission policy offers a scope for that placement failure (it then owns the
+///    job's victim choice, e.g. `quota_admission` for a queue with Kueue preemption settings):
+///    it is tried before, and instead of, `Preempt::select` for that job.
 ///
 /// Optional hooks are called when the policy declares them (`using hooks = hook_list<...>`,
 /// `gpusched/policy/hooks.hpp`, checked at compile time against each hook's signature).
@@ -354,7 +357,15 @@ class pipeline {
       }
       attempt first = try_place(ctx, book, *j, now, {}, {}, d, tools);
       if (first == attempt::placed) continue;
+      // An admission policy that owns the victim choice for this job (a reclaim scope offered
+      // for a placement failure, e.g. a queue with Kueue preemption settings): only its path.
+      bool owned = false;
       if (first == attempt::unplaced) {
+        const reclaimed r = reclaim(ctx, book, *j, now, d, tools);
+        if (r == reclaimed::placed) continue;
+        owned = r == reclaimed::not_placed;
+      }
+      if (first == attempt::unplaced && !owned) {
         // Does not fit on free resources: ask the preemption policy, then re-place with victims.
         const auto probe = [&](std::span<const job_id> victims,
                                std::span<const shrink_order> shrinks,
@@ -378,7 +389,10 @@ class pipeline {
         }
         d.preemption = plan.why;
       }
-      if (first == attempt::refused && reclaim(ctx, book, *j, now, d, tools)) continue;
+      if (first == attempt::refused &&
+          reclaim(ctx, book, *j, now, d, tools) == reclaimed::placed) {
+        continue;
+      }
       if (d.kind == verdict::reject) continue;
       if (unplaced(ctx, *j, d.why, tools) == queue_action::block) head = j;
     }
@@ -441,22 +455,28 @@ class pipeline {
     }
   }
 
-  /// The free-quota preemption path (see the class documentation): `j` was placed but refused
-  /// over quota (`d.why`). When the admission policy offers a reclaim scope (`reclaim_for`) and
-  /// the preemption policy can choose in it (`select_reclaim`), the chosen victims are evicted
-  /// and `j` placed and approved (`approve_reclaim`) in one transaction, committed all together
-  /// or not at all. True when committed; otherwise `d` keeps the refusal and, if a scope was
-  /// offered, `d.preemption` says why no victim set sufficed.
-  bool reclaim(const schedule_context& ctx, ledger& book, const job_spec& j, sim_time now,
-               decision& d, const admission_tools& tools) {
+  /// What the reclaim path did: no scope offered, a scope offered without a commit, committed.
+  enum class reclaimed : std::uint8_t { not_offered, not_placed, placed };
+
+  /// The reclaim path (see the class documentation): `j` was placed but refused over quota
+  /// (`d.why`), or did not fit on free resources (`d.why` the placement's reason; an admission
+  /// policy offers a scope for that only when it owns the job's victim choice, e.g. a queue
+  /// with Kueue preemption settings, and then the preemption policy's `select` is not asked).
+  /// When the admission policy offers a reclaim scope (`reclaim_for`) and the preemption policy
+  /// can choose in it (`select_reclaim`), the chosen victims are evicted and `j` placed and
+  /// approved (`approve_reclaim`) in one transaction, committed all together or not at all.
+  /// `placed` when committed; otherwise `d` keeps the refusal and, if a scope was offered
+  /// (`not_placed`), `d.preemption` says why no victim set sufficed.
+  reclaimed reclaim(const schedule_context& ctx, ledger& book, const job_spec& j, sim_time now,
+                    decision& d, const admission_tools& tools) {
     if constexpr (declares_hook<Admit, hook::reclaim> &&
                   declares_hook<Preempt, hook::select_reclaim>) {
       // a type-erased wrapper declares both; its held policies may not have them
       if (!hook_active<hook::reclaim>(admit_) || !hook_active<hook::select_reclaim>(preempt_)) {
-        return false;
+        return reclaimed::not_offered;
       }
       const std::optional<reclaim_scope> scope = admit_.reclaim_for(ctx, j, d.why);
-      if (!scope) return false;
+      if (!scope) return reclaimed::not_offered;
       const auto probe = [&](std::span<const job_id> victims, std::span<const shrink_order> shrinks,
                              std::vector<task_allocation>* placed) {
         auto tx = book.begin();
@@ -471,13 +491,13 @@ class pipeline {
       if (!plan.empty() && try_place(ctx, book, j, now, plan.victims, plan.shrinks, d, tools,
                                      true) == attempt::placed) {
         preempted(ctx, j, plan, d);
-        return true;
+        return reclaimed::placed;
       }
       d.preemption = plan.why;
-      return false;
+      return reclaimed::not_placed;
     } else {
       (void)ctx, (void)book, (void)j, (void)now, (void)d, (void)tools;
-      return false;
+      return reclaimed::not_offered;
     }
   }
 

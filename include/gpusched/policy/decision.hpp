@@ -513,9 +513,28 @@ inline std::string describe(const growth& g, const cluster& c, const job_spec* j
 /// `policy/preemption/reclaim.hpp`); non-owning and valid during one `select_reclaim` call.
 ///
 /// `candidates()`: running, preemptible jobs of *other* queues of the preemptor's cohort that
-/// borrow (use more than their nominal quota of a resource the preemptor needs).
-/// `borrowing(i, taken)`: whether candidate `i`'s queue still borrows once the candidates at
-/// the indices `taken` are evicted (Kueue takes victims from a queue only while it borrows).
+/// borrow (use more than their nominal quota of a resource the preemptor needs), and, in a
+/// scope with Kueue's structure (below), jobs of the preemptor's own queue that its
+/// `withinClusterQueue` setting allows.
+/// `borrowing(i, taken)`: whether candidate `i` may still be taken once the candidates at the
+/// indices `taken` are evicted: its queue still borrows (Kueue takes victims from another queue
+/// only while it borrows); always true for a candidate of the preemptor's own queue.
+///
+/// Kueue's structure (optional, `with_runs`; a scope without it has one run holding every
+/// candidate, all of group 0, so it reads exactly as before):
+/// - `group(i)`: the rank of candidate `i` in Kueue's victim order, taken before priority and
+///   start time: 0 another queue over which the preemptor has a hierarchical advantage (it
+///   fits its own quota, or a subtree's below the common cohort), 1 another queue's borrower
+///   taken by priority, 2 the preemptor's own queue (borrowers first, own queue last);
+/// - `runs()` and `eligible(i, run)`: the attempts of Kueue's classical preemption, in order
+///   (e.g. first allowing the preemptor to borrow, then not); a run takes victims only among
+///   its eligible candidates;
+/// - `begin_run(run)`: called by the preemption policy before it probes victim sets for `run`,
+///   so that the admission policy's check (the probe's `approve_reclaim`) applies that run's
+///   rule (whether the preemptor may borrow after the victims leave). The check of the run
+///   whose victims were chosen stays in force for the commit that follows.
+/// A preemption policy serves the structure by calling `reclaim_in_runs`
+/// (`policy/preemption/reclaim.hpp`) with its candidates ordered by `group` first.
 class reclaim_scope {
  public:
   /// `borrowing` is any callable `bool(std::size_t, std::span<const std::uint32_t>)`; it must
@@ -534,15 +553,52 @@ class reclaim_scope {
   [[nodiscard]] std::span<const running_job* const> candidates() const noexcept {
     return candidates_;
   }
-  /// Whether candidate `i`'s queue still borrows once the candidates at `taken` are evicted.
+  /// Whether candidate `i` may still be taken once the candidates at `taken` are evicted.
   [[nodiscard]] bool borrowing(std::size_t i, std::span<const std::uint32_t> taken) const {
     return call_(object_, i, taken);
+  }
+
+  /// Adds Kueue's structure (see the class documentation): `groups` and `eligible` (bit `k`:
+  /// eligible in run `k`) hold one entry per candidate (empty: all 0 / all eligible), `runs`
+  /// is at most 8; `begin_run` is any callable `void(std::size_t)` that must outlive the
+  /// scope. Returns the scope.
+  template <class F>
+    requires std::is_invocable_v<const F&, std::size_t>
+  reclaim_scope& with_runs(std::span<const std::uint8_t> groups,
+                           std::span<const std::uint8_t> eligible, std::size_t runs,
+                           const F& begin_run) noexcept {
+    groups_ = groups;
+    eligible_ = eligible;
+    runs_ = runs;
+    run_object_ = static_cast<const void*>(std::addressof(begin_run));
+    run_call_ = [](const void* o, std::size_t r) { (*static_cast<const F*>(o))(r); };
+    return *this;
+  }
+  /// True when the scope has Kueue's structure (`with_runs`).
+  [[nodiscard]] bool structured() const noexcept { return run_call_ != nullptr; }
+  /// Candidate `i`'s rank in Kueue's victim order (0 without the structure).
+  [[nodiscard]] std::uint8_t group(std::size_t i) const noexcept {
+    return i < groups_.size() ? groups_[i] : std::uint8_t{0};
+  }
+  /// Number of runs (1 without the structure).
+  [[nodiscard]] std::size_t runs() const noexcept { return runs_; }
+  /// Whether candidate `i` may be taken in run `run`.
+  [[nodiscard]] bool eligible(std::size_t i, std::size_t run) const noexcept {
+    return i >= eligible_.size() || ((eligible_[i] >> run) & 1U) != 0;
+  }
+  /// Tells the admission policy that victim sets of run `run` are probed next.
+  void begin_run(std::size_t run) const {
+    if (run_call_ != nullptr) run_call_(run_object_, run);
   }
 
  private:
   std::span<const running_job* const> candidates_;
   const void* object_;
   bool (*call_)(const void*, std::size_t, std::span<const std::uint32_t>);
+  std::span<const std::uint8_t> groups_, eligible_;
+  std::size_t runs_ = 1;
+  const void* run_object_ = nullptr;
+  void (*run_call_)(const void*, std::size_t) = nullptr;
 };
 
 GPUSCHED_END_NAMESPACE

@@ -79,6 +79,11 @@ struct sim_config {
   /// job that cannot finish (for example one longer than the mean time between failures of
   /// its GPUs, with no checkpoints) restarts for ever and the run never ends.
   sim_duration time_limit{0};
+  /// At most this many scheduling cycles (0: no limit). When the run reaches it, it stops there,
+  /// as at `time_limit`: jobs still pending or running are `unfinished` and
+  /// `sim_totals::stopped_at_cycle_limit` is set. Bounds the cost of an interval trigger behind
+  /// a job that waits for a very long one (a cycle at every tick while it waits).
+  std::uint64_t max_cycles = 0;
   /// Communication-aware job speed (sim/communication.hpp): a job spread over slow links
   /// progresses more slowly. Off by default.
   comm_config comm{};

@@ -133,6 +133,7 @@ struct sim_totals {
   /// job started or stopped on a link they share.
   std::uint64_t comm_rate_changes = 0;
   bool stopped_at_limit = false;  ///< the run ended at `sim_config::time_limit`
+  bool stopped_at_cycle_limit = false;  ///< the run ended at `sim_config::max_cycles`
   bool samples_capped = false;    ///< sampling stopped at `sim_config::max_samples`
 };
 

@@ -220,6 +220,15 @@ class simulator {
         trigger |= handle(e.what);
       }
       if (trigger && (!pending_.empty() || may_grow())) cycle();
+      if (cfg_.max_cycles > 0 && totals_.cycles >= cfg_.max_cycles) {
+        totals_.stopped_at_cycle_limit = true;
+        if (cfg_.check_invariants) {
+          const auto rep = check_invariants(book_);
+          if (!rep.ok()) throw std::logic_error("gpusched simulator: " + rep.to_string());
+        }
+        if (observer_) observer_(now_, book_);
+        break;
+      }
       if (cfg_.check_invariants) {
         const auto rep = check_invariants(book_);
         if (!rep.ok()) throw std::logic_error("gpusched simulator: " + rep.to_string());
@@ -506,14 +515,15 @@ class simulator {
         e);
   }
 
-  /// The time of the next tick. When nothing is pending or running, the ticks before the next
-  /// event change nothing (no cycle runs), so it skips to the first tick at or after that event
-  /// and counts the skipped ticks in `totals_.events` as if they had fired (up to the time
-  /// limit): the same totals, in time proportional to the events rather than to the gap.
+  /// The time of the next tick. When no cycle can run at a tick (nothing pending, and no
+  /// running elastic job that could grow), the ticks before the next event change nothing: only
+  /// an event can queue a job or change a running one. So it skips to the first tick at or after
+  /// that event and counts the skipped ticks in `totals_.events` as if they had fired (up to the
+  /// time limit): the same totals, in time proportional to the events rather than to the gap
+  /// (a very long job alone costs its events, not its length divided by the interval).
   sim_time next_tick() {
     const sim_time next = now_ + cfg_.cycle_interval;
-    if (!pending_.empty() || !book_.running().empty() || events_.empty() ||
-        events_.top().t <= next) {
+    if (!pending_.empty() || may_grow() || events_.empty() || events_.top().t <= next) {
       return next;
     }
     const std::int64_t step = cfg_.cycle_interval.count();

@@ -235,9 +235,14 @@ inline std::optional<std::int64_t> slurm_minutes(std::string_view v, const std::
       rest.remove_prefix(comma + 1);
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const partition_record* a, const partition_record* b) {
-    return a->priority_tier > b->priority_tier;
-  });
+  // Highest PriorityTier first, ties in the order chosen above. An insertion sort (a cluster has
+  // few partitions), not std::stable_sort: libstdc++ 12's uses a helper clang 19 flags deprecated.
+  for (std::size_t i = 1; i < out.size(); ++i) {
+    const partition_record* moving = out[i];
+    std::size_t j = i;
+    for (; j > 0 && out[j - 1]->priority_tier < moving->priority_tier; --j) out[j] = out[j - 1];
+    out[j] = moving;
+  }
   return out;
 }
 

@@ -166,15 +166,6 @@ inline std::int64_t parse_int(const csv_table& t, std::size_t row, std::size_t c
   return v;
 }
 
-inline std::ifstream open_or_throw(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw parse_error(path, 0, "(file)", "is a directory, not a file");
-  }
-  std::ifstream in(path);
-  if (!in) throw parse_error(path, 0, "(file)", "cannot open file");
-  return in;
-}
 }  // namespace detail
 
 /// Reads an openb node list from `in`; `file` names it in errors. O(size).
@@ -272,12 +263,12 @@ inline std::vector<openb_pod> read_openb_pods(std::istream& in, const std::strin
 
 /// Reads a node list file. @throws parse_error (also when the file cannot be opened).
 inline std::vector<openb_node> load_openb_nodes(const std::string& path) {
-  auto in = detail::open_or_throw(path);
+  auto in = open_input(path);
   return read_openb_nodes(in, path);
 }
 /// Reads a pod list file. @throws parse_error (also when the file cannot be opened).
 inline std::vector<openb_pod> load_openb_pods(const std::string& path) {
-  auto in = detail::open_or_throw(path);
+  auto in = open_input(path);
   return read_openb_pods(in, path);
 }
 

@@ -27,7 +27,16 @@
 ///
 /// Errors (`invalid_value_error`, naming the node and field): duplicate names or tenants,
 /// an unknown parent (orphan), a parent that is a queue, a cycle of cohorts, negative limits,
-/// a lending limit above the nominal quota.
+/// a queue's lending limit above its nominal quota. A cohort's lending limit may exceed the
+/// cohort's own nominal quota (Kueue validates this for ClusterQueues only): a cohort lends
+/// from its subtree quota, what its children lend to it included, so
+/// `guaranteed(cohort) = max(0, subtree - lending limit)` keeps the formula above.
+///
+/// `potential_available(q, d)` is Kueue's `PotentialAvailable`: the largest demand queue `q`
+/// could ever be admitted with, assuming no usage anywhere:
+///   potential(root) = subtree(root)
+///   potential(n)    = min(guaranteed(n) + potential(parent),
+///                         borrowing limit set ? subtree(n) + borrowing limit : infinity)
 ///
 /// Also the quota vocabulary preemption reads: `tenant_quota` (a tenant's GPU position: usage,
 /// nominal quota, fair-sharing weight) and `quota_view` (a callable giving it per tenant).
@@ -253,6 +262,17 @@ class quota_tree {
     return local + from_parent;
   }
 
+  /// What node `n` could use of dimension `d` if nothing were in use (Kueue's
+  /// `PotentialAvailable`, see the file documentation). Independent of usage. O(depth).
+  [[nodiscard]] std::int64_t potential_available(std::int32_t n, std::size_t d) const noexcept {
+    const node& x = at(n);
+    const auto sub = subtree_[idx(n, d)];
+    if (x.parent < 0) return sub;
+    std::int64_t avail = guaranteed_[idx(n, d)] + potential_available(x.parent, d);
+    if (const auto& bl = x.per_dim[d].borrowing_limit) avail = std::min(avail, sub + *bl);
+    return avail;
+  }
+
   /// Whether `demand` fits tenant `t`'s queue; the first shortfall otherwise. O(dims x depth).
   [[nodiscard]] std::optional<quota_shortfall> check(tenant_id t,
                                                      const quota_vector& demand) const {
@@ -442,7 +462,8 @@ class quota_tree::builder {
                                       "must not be negative");
           }
         }
-        if (l.lending_limit && *l.lending_limit > l.nominal.value_or(0)) {
+        // Kueue checks this for ClusterQueues only: a cohort lends from its subtree quota
+        if (s.queue && l.lending_limit && *l.lending_limit > l.nominal.value_or(0)) {
           throw invalid_value_error(
               error_id::inconsistent, where, field("lending_limit"),
               std::to_string(*l.lending_limit),

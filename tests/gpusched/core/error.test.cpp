@@ -35,6 +35,19 @@ TEST_SUITE("core/error") {
           std::string::npos);
   }
 
+  TEST_CASE("a message quoting a NUL or a control byte is printed whole, the bytes escaped") {
+    using namespace std::string_literals;
+    const gs::parse_error e("t.csv", 2, "num_gpu", "'1\0' is not an integer"s);
+    const std::string what = e.what();  // a C string: a raw NUL would end it
+    CHECK(what == "[gpusched.parse] t.csv:2: field 'num_gpu': '1\\0' is not an integer");
+    const gs::parse_error k("c.cfg", 1, "se\0ed"s, "unknown option");
+    CHECK(std::string(k.what()).find("field 'se\\0ed': unknown option") != std::string::npos);
+    const gs::invalid_value_error v(gs::error_id::invalid_value, "x", "f", "a\rb\x1b\x7f", "bad");
+    CHECK(std::string(v.what()).find("= a\\x0db\\x1b\\x7f: bad") != std::string::npos);
+    const gs::parse_error keep("t.csv", 1, "f", "tab\tand\nnew line, caf\xC3\xA9");
+    CHECK(std::string(keep.what()).find("tab\tand\nnew line, caf\xC3\xA9") != std::string::npos);
+  }
+
   TEST_CASE("every error is a gpusched::error and a std::runtime_error with a stable id name") {
     try {
       throw gs::invalid_value_error(gs::error_id::unknown_name, "catalog", "model", "X", "unknown");

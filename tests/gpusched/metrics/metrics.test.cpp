@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -120,6 +121,25 @@ TEST_SUITE("metrics/summary") {
     CHECK(s.rho.mean == doctest::Approx(1.25));
   }
 
+  TEST_CASE("summarize: a tenant whose jobs did not finish has an undefined mean JCT (NaN)") {
+    std::vector<gs::job_record> rs(1);
+    rs[0].id = gs::job_id{1};
+    rs[0].tenant = gs::tenant_id{1};
+    rs[0].gpus_milli = 1000;
+    rs[0].submit = gs::at(gs::seconds(0));
+    rs[0].outcome = gs::job_outcome::unfinished;
+    gs::sim_totals tot;
+    tot.start = gs::at(gs::seconds(0));
+    tot.end = gs::at(gs::seconds(10));
+    tot.capacity_gpus = 1;
+    const std::vector<std::string> names{"a", "b"};
+    const auto s = gs::summarize(rs, {}, tot, names, {}, "x");
+    REQUIRE(s.tenants.size() == 1);  // the tenants with jobs
+    CHECK(s.tenants[0].name == "b");
+    CHECK(s.tenants[0].finished == 0);
+    CHECK(std::isnan(s.tenants[0].mean_jct_s));
+  }
+
   TEST_CASE("JSON output escapes names and CSV has one row per run") {
     gs::sim_summary s;
     s.label = "a\"b\x01";
@@ -229,6 +249,20 @@ TEST_SUITE("metrics/report") {
     CHECK(j.find("\"mean_jct_s\": null") != std::string::npos);
     CHECK(j.find("\"name\": \"t\xEF\xBF\xBD\"") != std::string::npos);
     CHECK(gs::detail::json_string("ok \xC3\xA9") == "\"ok \xC3\xA9\"");
+  }
+  TEST_CASE("a tenant that finished no job has no mean JCT: null in JSON, empty in CSV, never 0") {
+    gs::sim_summary s;
+    s.tenants.push_back({});
+    s.tenants.back().name = "idle";
+    s.tenants.back().jobs = 3;
+    s.tenants.back().finished = 0;
+    s.tenants.back().mean_jct_s = 0;  // what summarize wrote before: a value that reads as data
+    std::ostringstream js, csv;
+    gs::write_summary_json(js, s);
+    gs::write_tenants_csv(csv, s);
+    CHECK(js.str().find("\"mean_jct_s\": null") != std::string::npos);
+    CHECK(js.str().find("\"mean_jct_s\": 0") == std::string::npos);
+    CHECK(csv.str().find("idle,3,0,0,0,0,,") != std::string::npos);
   }
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 
 #include <gpusched/trace/openb.hpp>
+#include <gpusched/trace/philly.hpp>
+#include <gpusched/trace/tiresias.hpp>
 
 // This file's own namespace: its helpers never meet another test file's in a unity build.
 namespace trace_openb_test {
@@ -90,10 +92,22 @@ TEST_SUITE("trace/openb") {
   }
 
   TEST_CASE("a missing file is a parse error naming it") {
+    // The same message as every other loader's (core/parse.hpp open_input).
     CHECK_THROWS_WITH_AS(gs::load_openb_pods("/nonexistent/pods.csv"),
-                         "[gpusched.parse] /nonexistent/pods.csv:0: field '(file)': cannot open "
-                         "file",
+                         "[gpusched.parse] /nonexistent/pods.csv:0: field 'file': cannot open",
                          gs::parse_error);
+  }
+  TEST_CASE("a path holding a NUL byte is refused, not cut at the NUL and loaded") {
+    // The part before the NUL names a file that exists: the system call would open it.
+    const std::string dir = GPUSCHED_TEST_DATA_DIR;
+    const std::string path = dir + "/trace/openb_pod_list_default_100.csv" + std::string(1, '\0') + "x";
+    CHECK_THROWS_WITH_AS(gs::load_openb_pods(path),
+                         doctest::Contains("openb_pod_list_default_100.csv\\0x:0: field 'file': "
+                                           "the path holds a NUL byte"),
+                         gs::parse_error);
+    CHECK_THROWS_AS(static_cast<void>(gs::load_openb_nodes(path)), gs::parse_error);
+    CHECK_THROWS_AS(static_cast<void>(gs::load_philly_file(path)), gs::parse_error);
+    CHECK_THROWS_AS(static_cast<void>(gs::load_tiresias_file(path)), gs::parse_error);
   }
 }
 

@@ -45,6 +45,58 @@
 /// O(running jobs x (dims + depth) + running tasks), each `borrowing` test O(dims x victims).
 /// Known limit: an elastic gang reclaims at the size `approve` chose for the cohort; if that
 /// size is over the tenant's nominal quota, no smaller size is tried by reclaim.
+///
+/// ## Kueue's preemption model, per queue (`set_preemption`)
+/// A queue given a `queue_preemption` (Kueue's `ClusterQueue.spec.preemption`:
+/// `withinClusterQueue`, `reclaimWithinCohort`, `borrowWithinCohort` with
+/// `maxPriorityThreshold`) follows Kueue's classical preemption for its jobs, and only it: its
+/// victims are chosen on the reclaim path whether the GPUs or the quota are short (the
+/// pipeline asks `reclaim_for` first when such a job does not fit on free resources, and the
+/// preemption policy's `select` is then not used for it). Queues without settings keep the
+/// behaviour described above.
+/// - Gate (`admit`, Kueue's flavor assigner): a gang over quota goes on to placement when its
+///   lower bound `r` may be reached by preemption in every governed dimension where it does not
+///   fit what is available: `r <= potential_available` and (`r <= nominal`, or a sub-cohort
+///   below the root would hold it, or `borrowWithinCohort` is not `never`); otherwise it is
+///   deferred as before.
+/// - Candidates (`reclaim_for`), running and preemptible, using a dimension that needs
+///   preemption (`r` above what is available; all dimensions of `r` when only the GPUs are
+///   short): the preemptor's own queue's jobs that `withinClusterQueue` allows (`lower_priority`:
+///   priority below the preemptor's; `lower_or_newer_equal_priority`: or equal priority and
+///   submitted after it); and, unless `reclaimWithinCohort` is `never`, the jobs of other queues
+///   under the same root cohort that borrow (`lower_priority`: priority below the preemptor's).
+///   Another queue's job is *hierarchical* (group 0) when the preemptor fits its own nominal
+///   quota, or the subtree quota of a cohort below their common cohort (Kueue's
+///   `QuantitiesFitInQuota` walk); otherwise group 1, and then it may be taken while the
+///   preemptor borrows only under `borrowWithinCohort: lower_priority` with the job's priority
+///   below the preemptor's and not above `max_priority_threshold`. Own-queue jobs are group 2.
+///   Victims are offered by group (borrowers first, own queue last), then by the preemption
+///   policy's order (`priority_preemption`: lowest priority, then most recently started).
+/// - Runs (Kueue's `classicalPreemptions`): "borrowing allowed" takes every candidate except
+///   group-1 jobs that may not be taken while borrowing, and requires the placement to fit
+///   what the queue may use (`check`) after the victims leave; "no borrowing" takes every
+///   candidate and also requires the placement within the queue's nominal quota. Only
+///   "borrowing allowed" when there is no other queue's candidate, or when borrowing within the
+///   cohort is `never` and the queue is not below its nominal quota; "no borrowing" first then
+///   "borrowing allowed" when borrowing is `never` and there is no group-0 candidate; else
+///   "borrowing allowed" first. Another queue's candidate stays one only while its queue
+///   borrows (a queue's own candidates always). So a preemptor admitted after preemption fits
+///   its quota, and within its nominal quota when it took a victim that forbids borrowing.
+/// - Capacity hold (Kueue's `reserveCapacityForUnreclaimablePreempt`): a job of a queue whose
+///   `reclaimWithinCohort` is not `any` (so the queue is not sure to get its quota back later)
+///   that passed `admit` over its quota but stays unplaced (no victims allowed or enough)
+///   holds quota for the rest of the cycle, so later jobs (of any queue) cannot borrow what it
+///   waits for. The amount, per governed dimension of its lower bound `r` (Kueue's
+///   `quotaResourcesToReserve`): when the queue would borrow (`usage + r > nominal` in some
+///   dimension), `r` capped at `nominal + borrowing limit - usage` where a borrowing limit is
+///   set; otherwise `min(r, nominal - usage)`; never below 0. One hold per queue per cycle (the
+///   first such job; Kueue considers one head per ClusterQueue per cycle). Holds count in
+///   `admit`, `approve` and `approve_growth`, not in choosing reclaim candidates (a queue is
+///   not a borrower because of what it holds), and never in `quotas()`, whose usage stays what
+///   the running jobs use; `holds()` lists them; the next `begin_cycle` drops them.
+/// Known limits: the intermediate cohorts between a candidate's queue and the common cohort
+/// are not checked for being over their quota (exact for one level of cohorts); Kueue's
+/// fair sharing is not modelled here.
 #pragma once
 
 #include <algorithm>  // std::fill
@@ -112,6 +164,35 @@ enum class reclaim_within_cohort : std::uint8_t {
   any,             ///< borrowers' jobs of any priority (the default)
 };
 
+/// Kueue's `withinClusterQueue`: which jobs of its own queue a gang may preempt.
+enum class within_cluster_queue : std::uint8_t {
+  never,                          ///< none (Kueue's default)
+  lower_priority,                 ///< priority below the gang's
+  lower_or_newer_equal_priority,  ///< below, or equal and submitted after the gang
+};
+
+/// Kueue's `borrowWithinCohort.policy`: whether a gang that will borrow may still preempt
+/// lower-priority jobs of other queues in the cohort.
+enum class borrow_within_cohort : std::uint8_t {
+  never,           ///< no (Kueue's default)
+  lower_priority,  ///< jobs of priority below the gang's (and not above the threshold)
+};
+
+/// @brief One queue's preemption settings, Kueue's `ClusterQueue.spec.preemption`; the
+/// defaults are Kueue's (`Never` everywhere). See `quota_admission::set_preemption`.
+struct queue_preemption {
+  /// `withinClusterQueue`.
+  within_cluster_queue within = within_cluster_queue::never;
+  /// `reclaimWithinCohort`.
+  reclaim_within_cohort reclaim = reclaim_within_cohort::never;
+  /// `borrowWithinCohort.policy`.
+  borrow_within_cohort borrow = borrow_within_cohort::never;
+  /// `borrowWithinCohort.maxPriorityThreshold`: with borrowing, only jobs of priority at most
+  /// this may be preempted (none: any priority below the gang's).
+  std::optional<std::int32_t> max_priority_threshold;
+  friend bool operator==(const queue_preemption&, const queue_preemption&) = default;
+};
+
 /// @brief Quota gate in front of `Inner`; see the file documentation.
 template <class Inner = gang_admission>
   requires admission_policy<Inner>
@@ -125,7 +206,7 @@ class quota_admission {
 
   /// Gates `inner` with the quotas of `tree`.
   explicit quota_admission(quota_tree tree, Inner inner = {})
-      : tree_(std::move(tree)), inner_(std::move(inner)) {}
+      : tree_(std::move(tree)), inner_(std::move(inner)), prefs_(tree_.nodes().size()) {}
 
   /// The policy's name: `quota`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "quota"; }
@@ -141,22 +222,62 @@ class quota_admission {
   /// Sets which borrowers a gang within its nominal quota may reclaim from (default `any`).
   void set_reclaim(reclaim_within_cohort r) noexcept { reclaim_ = r; }
 
+  /// Gives every queue Kueue's preemption model with settings `p` (file documentation, last
+  /// section). O(nodes).
+  void set_preemption(const queue_preemption& p) {
+    for (std::size_t n = 0; n < prefs_.size(); ++n) {
+      if (tree_.nodes()[n].queue) prefs_[n] = p;
+    }
+  }
+  /// Gives queue `queue` Kueue's preemption model with settings `p`. O(nodes).
+  /// @throws invalid_value_error when `queue` names no queue of the tree.
+  void set_preemption(std::string_view queue, const queue_preemption& p) {
+    const auto n = tree_.find(queue);
+    if (n < 0 || !tree_.at(n).queue) {
+      throw invalid_value_error(error_id::unknown_name, "quota admission", "queue",
+                                std::string(queue), "no such queue in the quota tree");
+    }
+    prefs_[static_cast<std::size_t>(n)] = p;
+  }
+  /// The Kueue preemption settings of tenant `t`'s queue, or nullptr when it has none (then
+  /// the behaviour without them applies). O(1).
+  [[nodiscard]] const queue_preemption* preemption_of(tenant_id t) const noexcept {
+    const auto q = tree_.queue_of(t);
+    if (q < 0) return nullptr;
+    const auto& p = prefs_[static_cast<std::size_t>(q)];
+    return p ? &*p : nullptr;
+  }
+
+  /// Quota held in this cycle for a waiting job (file documentation, "Capacity hold").
+  struct hold {
+    std::int32_t queue = -1;  ///< the queue's node in `quotas()`
+    job_id job;               ///< the waiting job it holds for
+    quota_vector amount;      ///< how much, per dimension (`quota_resource::index()`)
+  };
+  /// The holds of the current cycle, in the order they were taken. O(1).
+  [[nodiscard]] std::span<const hold> holds() const noexcept { return holds_; }
+
   /// Hook `begin_cycle`: called once per cycle, before the pending jobs are ordered.
   void begin_cycle(const schedule_context& ctx) {
     if constexpr (declares_hook<Inner, hook::begin_cycle>) inner_.begin_cycle(ctx);
     tree_.recompute(ctx.book());
+    holds_.clear();
   }
 
   /// The verdict on `j` before placement (admit, defer or reject, with the reason).
   [[nodiscard]] admission_verdict admit(const schedule_context& ctx, const job_spec& j) {
     admission_verdict v = inner_.admit(ctx, j);
     if (v.kind != verdict::admit) return v;
+    const hold_guard held(*this);
     demand_lower_bound(j, tree_.dims(), buffer_);
     if (const auto s = tree_.check(j.tenant, buffer_)) {
       // within its own nominal quota: reclaimable from borrowers, so placement and preemption
       // are tried; approve() checks exactly with the victims' usage returned
-      if (!tree_.within_nominal(j.tenant, buffer_)) return {verdict::defer, over_quota_reason(*s)};
+      if (!tree_.within_nominal(j.tenant, buffer_) && !may_preempt_for(j.tenant, buffer_)) {
+        return {verdict::defer, over_quota_reason(*s)};
+      }
     }
+    went_to_placement_ = j.id;
     return v;
   }
 
@@ -172,7 +293,7 @@ class quota_admission {
   [[nodiscard]] admission_verdict approve_reclaim(const schedule_context& ctx, const job_spec& j,
                                                   ledger::transaction& tx,
                                                   const admission_tools& tools) {
-    return approve_impl(ctx, j, tx, tools, true);
+    return approve_impl(ctx, j, tx, tools, reclaim_nominal_);
   }
 
   /// The scope of a quota reclaim for `j`, refused by `approve` for `why`, when reclaim applies
@@ -182,6 +303,8 @@ class quota_admission {
   /// O(running jobs x (dims + depth) + running tasks).
   [[nodiscard]] std::optional<reclaim_scope> reclaim_for(const schedule_context& ctx,
                                                          const job_spec& j, const reason& why) {
+    reclaim_nominal_ = true;
+    if (const auto* p = preemption_of(j.tenant)) return kueue_scope(ctx, j, why, *p);
     if (reclaim_ == reclaim_within_cohort::never || why.code != reason_code::over_quota) {
       return std::nullopt;
     }
@@ -195,6 +318,7 @@ class quota_admission {
       relevant_[d] = tree_.governed(d) && (need_[d] > 0 || (d >= 3 && need_[2] > 0)) ? 1 : 0;
     }
     const auto root = root_of(q);
+    own_queue_ = -1;  // no own-queue candidates here
     cand_.clear();
     cand_queue_.clear();
     cand_usage_.clear();
@@ -238,9 +362,12 @@ class quota_admission {
                                                  std::span<const task_allocation> added) {
     buffer_.assign(tree_.dims(), 0);
     add_usage(ctx.state(), added, buffer_);
-    if (const auto s = tree_.check(r.spec.tenant, buffer_)) {
-      return {verdict::defer, over_quota_reason(*s)};
+    std::optional<quota_shortfall> s;
+    {
+      const hold_guard held(*this);
+      s = tree_.check(r.spec.tenant, buffer_);
     }
+    if (s) return {verdict::defer, over_quota_reason(*s)};
     if constexpr (declares_hook<Inner, hook::approve_growth>) {
       return inner_.approve_growth(ctx, r, added);
     } else {
@@ -265,8 +392,10 @@ class quota_admission {
   }
 
   /// What the queue does after `j` could not be placed (skip to the next job, or block).
+  /// Takes the capacity hold for `j` when it applies (file documentation, "Capacity hold").
   [[nodiscard]] queue_action on_unplaced(const schedule_context& ctx, const job_spec& j,
                                          const reason& why, const admission_tools& tools) {
+    hold_for(j);
     if constexpr (requires { inner_.on_unplaced(ctx, j, why, tools); }) {
       return inner_.on_unplaced(ctx, j, why, tools);
     } else {
@@ -275,14 +404,267 @@ class quota_admission {
   }
 
  private:
+  /// Charges the cycle's holds to the tree for its lifetime (exactly undone, in reverse order).
+  class hold_guard {
+   public:
+    explicit hold_guard(quota_admission& self) : self_(self) { self_.charge_holds(1); }
+    ~hold_guard() { self_.charge_holds(-1); }
+    hold_guard(const hold_guard&) = delete;
+    hold_guard& operator=(const hold_guard&) = delete;
+
+   private:
+    quota_admission& self_;
+  };
+  void charge_holds(std::int64_t sign) {
+    const std::size_t n = holds_.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto& h = holds_[sign > 0 ? k : n - 1 - k];
+      tree_.charge(tree_.at(h.queue).tenant, h.amount, sign);
+    }
+  }
+
+  /// Kueue's capacity hold for waiting job `j` (file documentation). O(dims x depth x holds).
+  void hold_for(const job_spec& j) {
+    const auto* p = preemption_of(j.tenant);
+    if (p == nullptr || p->reclaim == reclaim_within_cohort::any) return;
+    if (went_to_placement_ != j.id) return;  // deferred by the gate or the inner policy
+    const auto q = tree_.queue_of(j.tenant);
+    for (const auto& h : holds_) {
+      if (h.queue == q) return;  // one hold per queue per cycle
+    }
+    const std::size_t dims = tree_.dims();
+    quota_vector amount(dims, 0);
+    {
+      const hold_guard held(*this);
+      demand_lower_bound(j, dims, need_);
+      if (!tree_.check(j.tenant, need_)) return;  // fits its quota: it waits for GPUs, not quota
+      if (!tree_.within_nominal(j.tenant, need_) && !may_preempt_for(j.tenant, need_)) {
+        return;  // Kueue's NoFit: preemption cannot help, nothing to hold for
+      }
+      bool borrowing = false;
+      for (std::size_t d = 0; d < dims; ++d) {
+        if (tree_.governed(d) && need_[d] > 0 && tree_.usage(q, d) + need_[d] > tree_.nominal(q, d)) {
+          borrowing = true;
+        }
+      }
+      bool any = false;
+      for (std::size_t d = 0; d < dims; ++d) {
+        if (!tree_.governed(d) || need_[d] <= 0) continue;
+        std::int64_t h = 0;
+        if (borrowing) {
+          const auto& bl = tree_.at(q).per_dim[d].borrowing_limit;
+          h = bl ? std::min(need_[d], tree_.nominal(q, d) + *bl - tree_.usage(q, d)) : need_[d];
+        } else {
+          h = std::min(need_[d], tree_.nominal(q, d) - tree_.usage(q, d));
+        }
+        amount[d] = std::max<std::int64_t>(0, h);
+        any = any || amount[d] > 0;
+      }
+      if (!any) return;
+    }
+    holds_.push_back({q, j.id, std::move(amount)});
+  }
+
   /// `borrowing(i, taken)` of the reclaim scope: candidate `i`'s queue still uses more than its
   /// nominal quota of a relevant dimension once the candidates `taken` are gone.
   struct borrowing_test {
     const quota_admission* self = nullptr;
     bool operator()(std::size_t i, std::span<const std::uint32_t> taken) const {
-      return self->borrows(self->cand_queue_[i], taken);
+      const auto q = self->cand_queue_[i];
+      return q == self->own_queue_ || self->borrows(q, taken);
     }
   };
+  /// `begin_run(run)` of a Kueue scope: the probe's `approve_reclaim` applies the run's rule.
+  struct run_setter {
+    quota_admission* self = nullptr;
+    void operator()(std::size_t run) const {
+      self->reclaim_nominal_ = run < self->run_borrow_.size() ? self->run_borrow_[run] == 0 : true;
+    }
+  };
+
+  /// Kueue's gate (file documentation, last section): whether lower bound `r` of a gang of
+  /// tenant `t`, over its quota, may be reached by preemption in every governed dimension.
+  /// False for a tenant without Kueue settings. O(dims x depth).
+  [[nodiscard]] bool may_preempt_for(tenant_id t, const quota_vector& r) const {
+    const auto* p = preemption_of(t);
+    if (p == nullptr) return false;
+    const auto q = tree_.queue_of(t);
+    for (std::size_t d = 0; d < tree_.dims(); ++d) {
+      if (!tree_.governed(d) || r[d] <= 0) continue;
+      if (r[d] <= tree_.available(q, d)) continue;  // fits (Kueue's Fit mode): no gate
+      if (r[d] > tree_.potential_available(q, d)) return false;
+      if (r[d] <= tree_.nominal(q, d)) continue;
+      if (p->borrow != borrow_within_cohort::never) continue;
+      if (!sub_cohort_holds(q, d, r[d])) return false;
+    }
+    return true;
+  }
+
+  /// Kueue's `mayReclaimInHierarchy`: the lowest subtree above queue `q` that holds `amount`
+  /// more of dimension `d` (beyond what lower nodes keep) is not the root's. O(depth).
+  [[nodiscard]] bool sub_cohort_holds(std::int32_t q, std::size_t d, std::int64_t amount) const {
+    if (tree_.at(q).parent < 0) return false;
+    if (tree_.usage(q, d) + amount <= tree_.nominal(q, d)) return true;
+    std::int64_t remaining = amount - local_available(q, d);
+    for (std::int32_t n = tree_.at(q).parent; n >= 0; n = tree_.at(n).parent) {
+      if (tree_.usage(n, d) + remaining <= tree_.subtree_quota(n, d)) {
+        return tree_.at(n).parent >= 0;
+      }
+      remaining -= local_available(n, d);
+    }
+    return false;
+  }
+
+  /// What node `n` keeps of dimension `d` and does not use (Kueue's `LocalAvailable`). O(1).
+  [[nodiscard]] std::int64_t local_available(std::int32_t n, std::size_t d) const noexcept {
+    return std::max<std::int64_t>(0, tree_.guaranteed_quota(n, d) - tree_.usage(n, d));
+  }
+
+  /// Whether candidate usage row `c` uses a relevant dimension. O(dims).
+  [[nodiscard]] bool uses_relevant(std::size_t c) const noexcept {
+    const std::size_t dims = tree_.dims();
+    for (std::size_t d = 0; d < dims; ++d) {
+      if (relevant_[d] != 0 && cand_usage_[c * dims + d] > 0) return true;
+    }
+    return false;
+  }
+
+  /// `reclaim_for` for a queue with Kueue's settings `p` (file documentation, last section):
+  /// always a scope (maybe without candidates), so the pipeline uses no other preemption for
+  /// `j`. O(running jobs x (dims + depth) + running tasks).
+  std::optional<reclaim_scope> kueue_scope(const schedule_context& ctx, const job_spec& j,
+                                           const reason& why, const queue_preemption& p) {
+    const std::size_t dims = tree_.dims();
+    const auto q = tree_.queue_of(j.tenant);
+    own_queue_ = q;
+    cand_.clear();
+    cand_queue_.clear();
+    cand_usage_.clear();
+    cand_group_.clear();
+    cand_runs_.clear();
+    run_borrow_.clear();
+    borrowing_.self = this;
+    setter_.self = this;
+    const auto scope = [&] {
+      return std::optional<reclaim_scope>(
+          reclaim_scope(cand_, borrowing_)
+              .with_runs(cand_group_, cand_runs_, run_borrow_.size(), setter_));
+    };
+    demand_lower_bound(j, dims, need_);
+    if (why.code == reason_code::unschedulable) return scope();
+    if (tree_.check(j.tenant, need_) && !tree_.within_nominal(j.tenant, need_) &&
+        !may_preempt_for(j.tenant, need_)) {
+      return scope();
+    }
+    // dimensions needing preemption: those short for `j`; all of its dimensions when only the
+    // GPUs are short
+    relevant_.assign(dims, 0);
+    bool any_short = false;
+    for (std::size_t d = 0; d < dims; ++d) {
+      relevant_[d] = tree_.governed(d) && (need_[d] > 0 || (d >= 3 && need_[2] > 0)) ? 1 : 0;
+      any_short = any_short || (relevant_[d] != 0 && need_[d] > tree_.available(q, d));
+    }
+    if (any_short) {
+      for (std::size_t d = 0; d < dims; ++d) {
+        if (need_[d] <= tree_.available(q, d)) relevant_[d] = 0;
+      }
+    }
+    // hierarchical advantage along the path q -> root (Kueue's QuantitiesFitInQuota walk)
+    path_.clear();
+    adv_.clear();
+    quota_vector remaining = need_;
+    bool adv = false;
+    for (std::int32_t n = q; n >= 0; n = tree_.at(n).parent) {
+      bool fits = true;
+      for (std::size_t d = 0; d < dims; ++d) {
+        if (!tree_.governed(d) || need_[d] <= 0) continue;
+        if (tree_.subtree_quota(n, d) < tree_.usage(n, d) + remaining[d]) fits = false;
+        remaining[d] = std::max<std::int64_t>(0, remaining[d] - local_available(n, d));
+      }
+      adv = adv || fits;
+      path_.push_back(n);
+      adv_.push_back(adv ? 1 : 0);
+    }
+    const auto advantage_over = [&](std::int32_t other) {
+      // the lowest cohort on the path that is an ancestor of `other`
+      for (std::size_t k = 1; k < path_.size(); ++k) {
+        for (std::int32_t a = other; a >= 0; a = tree_.at(a).parent) {
+          if (a == path_[k]) return adv_[k - 1] != 0;
+        }
+      }
+      return false;
+    };
+    constexpr std::uint8_t while_borrowing = 1, without_borrowing = 2;  // kinds (scratch)
+    std::vector<std::uint8_t>& kind = kind_;
+    kind.clear();
+    const auto root = root_of(q);
+    bool any_hier = false, any_other = false;
+    for (const auto& r : ctx.book().running()) {
+      if (r.spec.id == j.id || !r.spec.preemptible) continue;
+      const auto qr = tree_.queue_of(r.spec.tenant);
+      if (qr < 0) continue;
+      std::uint8_t group = 0, k = while_borrowing;
+      if (qr == q) {
+        if (p.within == within_cluster_queue::never) continue;
+        const bool lower = r.spec.priority < j.priority;
+        const bool newer_equal = r.spec.priority == j.priority && j.submit < r.spec.submit;
+        if (!lower && !(p.within == within_cluster_queue::lower_or_newer_equal_priority &&
+                        newer_equal)) {
+          continue;
+        }
+        group = 2;
+      } else {
+        if (p.reclaim == reclaim_within_cohort::never || root_of(qr) != root) continue;
+        if (p.reclaim == reclaim_within_cohort::lower_priority && r.spec.priority >= j.priority) {
+          continue;
+        }
+        if (!borrows(qr, {})) continue;
+        if (advantage_over(qr)) {
+          group = 0;
+        } else {
+          group = 1;
+          const bool below_threshold =
+              r.spec.priority < j.priority &&
+              (!p.max_priority_threshold || r.spec.priority <= *p.max_priority_threshold);
+          if (p.borrow == borrow_within_cohort::never || !below_threshold) k = without_borrowing;
+        }
+      }
+      cand_usage_.resize(cand_usage_.size() + dims, 0);
+      add_usage(ctx.state(), r.tasks,
+                std::span<std::int64_t>(cand_usage_).subspan(cand_usage_.size() - dims, dims));
+      if (!uses_relevant(cand_.size())) {
+        cand_usage_.resize(cand_usage_.size() - dims);
+        continue;
+      }
+      cand_.push_back(&r);
+      cand_queue_.push_back(qr);
+      cand_group_.push_back(group);
+      kind.push_back(k);
+      any_hier = any_hier || (qr != q && group == 0);
+      any_other = any_other || qr != q;
+    }
+    const bool forbidden = p.borrow == borrow_within_cohort::never;
+    bool under_nominal = true;
+    for (std::size_t d = 0; d < dims; ++d) {
+      if (relevant_[d] != 0 && tree_.usage(q, d) >= tree_.nominal(q, d)) under_nominal = false;
+    }
+    // runs: 1 = borrowing allowed, 0 = not (Kueue's attempt order)
+    if (!any_other || (forbidden && !under_nominal)) {
+      run_borrow_ = {1};
+    } else if (forbidden && !any_hier) {
+      run_borrow_ = {0, 1};
+    } else {
+      run_borrow_ = {1, 0};
+    }
+    cand_runs_.assign(cand_.size(), 0);
+    for (std::size_t i = 0; i < cand_.size(); ++i) {
+      for (std::size_t run = 0; run < run_borrow_.size(); ++run) {
+        if (run_borrow_[run] != 0 && kind[i] == without_borrowing) continue;
+        cand_runs_[i] = static_cast<std::uint8_t>(cand_runs_[i] | (1U << run));
+      }
+    }
+    return scope();
+  }
 
   /// Whether queue `q` borrows a relevant dimension after the candidates `taken` are evicted.
   /// O(dims x taken).
@@ -308,9 +690,13 @@ class quota_admission {
                                  ledger::transaction& tx, const admission_tools& tools,
                                  bool within_nominal) {
     for_victims(ctx, tx, -1);  // victims' usage is returned for the checks
-    auto s = placed_shortfall(j, tx);
-    if (s && is_elastic(j)) s = shrink_to_quota(j, tx, tools, *s);
-    if (!s && within_nominal) s = nominal_shortfall(j, tx);
+    std::optional<quota_shortfall> s;
+    {
+      const hold_guard held(*this);
+      s = placed_shortfall(j, tx);
+      if (s && is_elastic(j)) s = shrink_to_quota(j, tx, tools, *s);
+      if (!s && within_nominal) s = nominal_shortfall(j, tx);
+    }
     for_victims(ctx, tx, +1);
     if (s) return {verdict::defer, over_quota_reason(*s)};
     if constexpr (declares_hook<Inner, hook::approve>) {
@@ -420,6 +806,17 @@ class quota_admission {
   std::vector<std::int32_t> cand_queue_;
   std::vector<std::int64_t> cand_usage_;
   borrowing_test borrowing_;
+  // Kueue's preemption model: per-node settings (queues only; unset: not Kueue's model) and
+  // the structure of the last Kueue scope (groups, runs per candidate, the runs' rule)
+  std::vector<std::optional<queue_preemption>> prefs_;
+  std::int32_t own_queue_ = -1;
+  std::vector<std::uint8_t> cand_group_, cand_runs_, run_borrow_, kind_;
+  std::vector<std::int32_t> path_;
+  std::vector<std::uint8_t> adv_;
+  run_setter setter_;
+  std::vector<hold> holds_;     // this cycle's capacity holds
+  job_id went_to_placement_;    // the last job `admit` let through to placement
+  bool reclaim_nominal_ = true;  // approve_reclaim: the placement must stay within nominal
 };
 
 static_assert(admission_policy<quota_admission<>>);

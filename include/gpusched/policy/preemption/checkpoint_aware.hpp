@@ -85,6 +85,13 @@
 /// last) to `reclaim_victims`, which counts them by the quota they return (its probe asks the
 /// admission policy). Victims are evicted whole; the plan carries their actions and costs.
 ///
+/// A scope with Kueue's structure (a queue with Kueue preemption settings, see
+/// `quota_admission::set_preemption`) is served whether `reclaim` is on or not: the queue's
+/// settings decide who may be a victim (`withinClusterQueue`, `reclaimWithinCohort`,
+/// `borrowWithinCohort`), and the lost-work objective orders the victims among them: by the
+/// scope's group first (borrowers before the preemptor's own queue, Kueue's rule), then
+/// cheapest eviction as above, run by run (`reclaim_in_runs`).
+///
 /// The plan gives each victim's action (requeue from checkpoint, suspend, shrink to N, signal
 /// then wait) and cost, the total lost GPU-seconds, and the preemptor's placement in the
 /// verifying probe; when no admissible set exists, nobody is evicted and the reason says how
@@ -307,16 +314,18 @@ class checkpoint_aware_preemption {
   }
 
   /// Quota reclaim on free resources (the file documentation, last section): no victims unless
-  /// `reclaim` is on. O(C log C) for C candidates plus the probes of `reclaim_victims`.
+  /// `reclaim` is on or the scope has Kueue's structure. O(C log C) for C candidates plus the
+  /// probes of `reclaim_in_runs`.
   /// @throws invalid_value_error for bad checkpoint data or weights of a candidate.
   [[nodiscard]] preemption_plan select_reclaim(const schedule_context& ctx, const job_spec& j,
                                                const reclaim_scope& scope, fit_probe probe) {
     preemption_plan none;
     none.why = reason::no_victims();
-    if (!opt_.reclaim) return none;
+    if (!opt_.reclaim && !scope.structured()) return none;
     const sim_time now = ctx.now();
     forget_old(now);
     struct ranked {
+      std::uint8_t group;
       bool recent;
       preemption_option opt;
       job_id id;
@@ -327,11 +336,13 @@ class checkpoint_aware_preemption {
     for (std::size_t i = 0; i < cand.size(); ++i) {
       const running_job& r = *cand[i];
       if (r.spec.id == j.id || !r.spec.preemptible || now - r.start < opt_.min_runtime) continue;
-      rank.push_back({recently_preempted(r.spec.id, now), opt_.cost.evict(ctx.state(), r, now),
-                      r.spec.id, static_cast<std::uint32_t>(i)});
+      rank.push_back({scope.group(i), recently_preempted(r.spec.id, now),
+                      opt_.cost.evict(ctx.state(), r, now), r.spec.id,
+                      static_cast<std::uint32_t>(i)});
     }
     if (rank.empty()) return none;
     std::sort(rank.begin(), rank.end(), [](const ranked& a, const ranked& b) {
+      if (a.group != b.group) return a.group < b.group;
       if (a.recent != b.recent) return !a.recent;
       if (a.opt.lost_gpu_seconds != b.opt.lost_gpu_seconds) {
         return a.opt.lost_gpu_seconds < b.opt.lost_gpu_seconds;
@@ -341,7 +352,7 @@ class checkpoint_aware_preemption {
     std::vector<std::uint32_t> order;
     order.reserve(rank.size());
     for (const auto& x : rank) order.push_back(x.index);
-    preemption_plan plan = reclaim_victims(scope, order, probe);
+    preemption_plan plan = reclaim_in_runs(scope, order, probe);
     for (const job_id v : plan.victims) {
       for (const auto& x : rank) {
         if (x.id != v) continue;

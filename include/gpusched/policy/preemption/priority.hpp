@@ -43,9 +43,11 @@ struct no_preemption {
 /// true). No reprieve pass. If even all candidates do not make room, nobody is evicted.
 /// Probes: O(log candidates); complexity O(R log R + log R x probe) for R running jobs.
 ///
-/// Quota reclaim (`select_reclaim`, the pipeline's free-quota path): the borrowers' jobs of the
-/// scope, whatever their priority (Kueue `reclaimWithinCohort: Any`; the admission policy may
-/// narrow the scope), offered in the same order to `reclaim_victims`.
+/// Quota reclaim (`select_reclaim`, the pipeline's reclaim path): the scope's candidates (the
+/// borrowers' jobs, whatever their priority, Kueue `reclaimWithinCohort: Any`, unless the
+/// admission policy narrows the scope; with a queue's Kueue preemption settings also its own
+/// queue's jobs), offered in Kueue's order (the scope's group: borrowers before the own
+/// queue; then lowest priority, most recent start, highest id) to `reclaim_in_runs`.
 struct priority_preemption {
   /// Opts into the preemption family.
   using policy_category = preemption_tag;
@@ -76,8 +78,9 @@ struct priority_preemption {
     return detail::shortest_prefix_plan(prefix, probe);
   }
 
-  /// Quota reclaim: `reclaim_victims` over the scope's candidates, lowest priority first, then
-  /// most recent start, then highest id. O(C log C) plus the probes of `reclaim_victims`.
+  /// Quota reclaim: `reclaim_in_runs` over the scope's candidates, by group (Kueue's rank:
+  /// borrowers before the preemptor's own queue), then lowest priority, then most recent
+  /// start, then highest id. O(C log C) plus the probes of `reclaim_in_runs`.
   [[nodiscard]] preemption_plan select_reclaim(const schedule_context& /*ctx*/,
                                                const job_spec& /*j*/, const reclaim_scope& scope,
                                                fit_probe probe) const {
@@ -85,13 +88,14 @@ struct priority_preemption {
     std::vector<std::uint32_t> order(cand.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
     std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+      if (scope.group(x) != scope.group(y)) return scope.group(x) < scope.group(y);
       const running_job& a = *cand[x];
       const running_job& b = *cand[y];
       if (a.spec.priority != b.spec.priority) return a.spec.priority < b.spec.priority;
       if (a.start != b.start) return a.start > b.start;
       return a.spec.id > b.spec.id;
     });
-    return reclaim_victims(scope, order, probe);
+    return reclaim_in_runs(scope, order, probe);
   }
   friend constexpr bool operator==(priority_preemption, priority_preemption) noexcept {
     return true;

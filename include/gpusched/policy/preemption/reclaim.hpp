@@ -64,4 +64,30 @@ GPUSCHED_BEGIN_NAMESPACE
   return plan;
 }
 
+/// @brief `reclaim_victims` run by run over a scope with Kueue's structure
+/// (`reclaim_scope::with_runs`): for each run in order, `scope.begin_run(run)`, then
+/// `reclaim_victims` over the candidates of `order` eligible in that run; the first run that
+/// finds victims gives the plan. A scope without the structure has one run with every
+/// candidate, so this is `reclaim_victims(scope, order, probe)`. Without victims in any run the
+/// plan of the last run is returned (reason `no_victims`).
+/// Probes: those of `reclaim_victims`, per run.
+[[nodiscard]] inline preemption_plan reclaim_in_runs(const reclaim_scope& scope,
+                                                     std::span<const std::uint32_t> order,
+                                                     fit_probe probe) {
+  if (scope.runs() <= 1 && !scope.structured()) return reclaim_victims(scope, order, probe);
+  preemption_plan plan;
+  plan.why = reason::no_victims();
+  std::vector<std::uint32_t> sub;
+  for (std::size_t run = 0; run < scope.runs(); ++run) {
+    sub.clear();
+    for (const std::uint32_t i : order) {
+      if (scope.eligible(i, run)) sub.push_back(i);
+    }
+    scope.begin_run(run);
+    plan = reclaim_victims(scope, sub, probe);
+    if (!plan.victims.empty()) return plan;
+  }
+  return plan;
+}
+
 GPUSCHED_END_NAMESPACE
