@@ -41,6 +41,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -98,10 +99,14 @@ inline constexpr std::int64_t first_task_model_id = 0xF0000000;
     for (std::size_t k = 0; k < hex.size(); ++k) {
       const char c = hex[hex.size() - 1 - k];
       int v = 0;
-      if (c >= '0' && c <= '9') v = c - '0';
-      else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') v = c - 'A' + 10;
-      else bad("not a hex digit: '" + std::string(1, c) + "'");
+      if (c >= '0' && c <= '9')
+        v = c - '0';
+      else if (c >= 'a' && c <= 'f')
+        v = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        v = c - 'A' + 10;
+      else
+        bad("not a hex digit: '" + std::string(1, c) + "'");
       for (int b = 0; b < 4; ++b) {
         if ((v >> b) & 1) out.push_back(static_cast<std::int64_t>(k * 4) + b);
       }
@@ -148,7 +153,7 @@ namespace detail {
 
 inline bool job_finished(std::string_view state) {
   static constexpr std::string_view finished[] = {
-      "COMPLETED", "CANCELLED", "FAILED",        "TIMEOUT",  "NODE_FAIL", "PREEMPTED",
+      "COMPLETED", "CANCELLED", "FAILED",        "TIMEOUT", "NODE_FAIL",   "PREEMPTED",
       "BOOT_FAIL", "DEADLINE",  "OUT_OF_MEMORY", "REVOKED", "SPECIAL_EXIT"};
   return std::find(std::begin(finished), std::end(finished), state) != std::end(finished);
 }
@@ -159,7 +164,7 @@ inline bool job_finished(std::string_view state) {
 /// finished jobs still listed until Slurm's `MinJobAge`); see the file comment.
 /// O(items x records of the jobs they name).
 [[nodiscard]] inline dependency_verdict evaluate_dependency(const job_record& j,
-                                                            const std::vector<job_record>& jobs) {
+                                                            std::span<const job_record> jobs) {
   using kind = dependency_verdict::kind;
   if (j.dependency.empty()) return {};
   if (j.dependency.find('?') != std::string::npos) {
@@ -186,14 +191,15 @@ inline bool job_finished(std::string_view state) {
           out.push_back(&r);
         } else if (!r.array_task_id && !r.array_tasks.empty()) {  // an unsplit task
           try {
-            const auto tasks = parse_array_tasks(r.array_tasks, "job " + std::to_string(r.id)).first;
+            const auto tasks =
+                parse_array_tasks(r.array_tasks, "job " + std::to_string(r.id)).first;
             if (std::find(tasks.begin(), tasks.end(), std::stoll(task)) != tasks.end()) {
               out.push_back(&r);
             }
           } catch (const std::exception&) {
           }
         }
-      } else if (r.id == id && r.array_job_id == 0 && whole) {
+      } else if (r.id == id && whole) {  // a job, or an array task by its own job id
         out.push_back(&r);
       }
     }
@@ -222,14 +228,15 @@ inline bool job_finished(std::string_view state) {
       const std::string_view spec = specs.substr(0, c2);
       specs = c2 == std::string_view::npos ? std::string_view{} : specs.substr(c2 + 1);
       if (spec.find('+') != std::string_view::npos) {
-        return {kind::unsupported, "'" + std::string(item) + "': a delay (+minutes) is not modelled"};
+        return {kind::unsupported,
+                "'" + std::string(item) + "': a delay (+minutes) is not modelled"};
       }
       for (const job_record* d : records_of(spec)) {
         const bool finished = detail::job_finished(d->state);
         const bool pending = d->state == "PENDING" || d->state == "REQUEUED" ||
                              d->state == "REQUEUE_HOLD" || d->state == "REQUEUE_FED";
-        const std::string who = type + ":" + std::string(spec) + " (job " + slurm_name(*d) +
-                                " is " + d->state + ")";
+        const std::string who =
+            type + ":" + std::string(spec) + " (job " + slurm_name(*d) + " is " + d->state + ")";
         if (type == "after") {
           if (pending) return {kind::waiting, who};
         } else if (!finished) {
@@ -245,20 +252,38 @@ inline bool job_finished(std::string_view state) {
   return {};
 }
 
-/// @brief The array tasks of one cycle: the held record of an array's unsplit tasks replaced
-/// by one record per task (model id from `first_task_model_id`, `array_task_id` set), and the
-/// held tasks beyond an array's `%N` limit.
+/// @brief The sentence reporting a dependency that is not satisfied: what the verdict means
+/// for the job, then `dependency_verdict::why`; empty when satisfied. O(length).
+[[nodiscard]] inline std::string dependency_problem(const dependency_verdict& v) {
+  switch (v.what) {
+    case dependency_verdict::kind::waiting:
+      return "waits for its dependency, " + v.why;
+    case dependency_verdict::kind::never:
+      return "its dependency can never be satisfied, " + v.why +
+             " (Slurm's DependencyNeverSatisfied: cancel the job or change its dependency)";
+    case dependency_verdict::kind::unsupported:
+      return "a dependency the bridge does not decide, " + v.why;
+    case dependency_verdict::kind::satisfied:
+      break;
+  }
+  return {};
+}
+
+/// @brief What `expand_arrays` leaves out of a cycle: the held tasks beyond their array's
+/// `%N` limit, by model id, each with why.
 struct array_expansion {
-  /// Model ids of held tasks not offered this cycle (the array's limit is reached).
-  std::set<std::int64_t> waiting;
-  /// Per array whose limit holds tasks back: (array job id, message).
-  std::vector<std::pair<std::int64_t, std::string>> limited;
+  /// Model id of each held task not offered this cycle -> why: its array's limit and how many
+  /// of its tasks run now.
+  std::map<std::int64_t, std::string> waiting;
 };
 
 /// @brief Splits, in the model, the held record of each array's unsplit tasks into one record
-/// per task, and marks the held tasks beyond an array's `%N` limit (see the file comment).
-/// The records of other jobs are kept as they are. @throws invalid_value_error (parse) for an
-/// unreadable `array_task_string`. O(records + tasks).
+/// per task (model ids from `first_task_model_id` up, skipping ids in use; `array_task_id`
+/// set, `array_tasks` cleared), and marks the held tasks beyond an array's `%N` limit (see the
+/// file comment): the tasks that hold or are about to hold resources count against the limit,
+/// the held ones are offered in task order. The records of other jobs are kept as they are.
+/// @throws invalid_value_error (parse) naming the job for an unreadable `array_task_string`.
+/// O(records + tasks x log records).
 [[nodiscard]] inline array_expansion expand_arrays(std::vector<job_record>& jobs) {
   array_expansion out;
   std::set<std::int64_t> used;
@@ -275,7 +300,7 @@ struct array_expansion {
       result.push_back(std::move(j));
       continue;
     }
-    const auto [tasks, limit] = parse_array_tasks(j.array_tasks, "job " + std::to_string(j.id));
+    const auto tasks = parse_array_tasks(j.array_tasks, "job " + std::to_string(j.id)).first;
     for (const auto t : tasks) {
       while (used.contains(next)) ++next;
       job_record task = j;
@@ -286,37 +311,36 @@ struct array_expansion {
     }
   }
   jobs = std::move(result);
-  // the %N limit: tasks running (or released) count; the held ones offered in task order
-  std::map<std::int64_t, std::pair<std::int64_t, std::vector<const job_record*>>> arrays;
+  // the %N limit: Slurm reports it on every record of the array while its pending record
+  // lives; the tasks running (or released, not yet started) count, the held ones wait in order
+  struct array_state {
+    std::int32_t limit = 0;
+    std::int64_t active = 0;
+    std::vector<const job_record*> held;
+  };
+  std::map<std::int64_t, array_state> arrays;
   for (const auto& j : jobs) {
-    if (j.array_job_id == 0 || j.array_max_tasks <= 0) continue;
-    auto& [active, held] = arrays[j.array_job_id];
+    if (j.array_job_id == 0) continue;
+    auto& a = arrays[j.array_job_id];
+    a.limit = std::max(a.limit, j.array_max_tasks);
     if (is_held(j)) {
-      held.push_back(&j);
+      a.held.push_back(&j);
     } else if (!detail::job_finished(j.state) && j.state != "PREEMPTED") {
-      ++active;
+      ++a.active;
     }
   }
-  for (auto& [array, entry] : arrays) {
-    auto& [active, held] = entry;
-    std::int32_t limit = 0;
-    for (const auto* j : held) limit = std::max(limit, j->array_max_tasks);
-    std::sort(held.begin(), held.end(), [](const job_record* a, const job_record* b) {
-      return a->array_task_id.value_or(0) < b->array_task_id.value_or(0);
+  for (auto& [array, a] : arrays) {
+    if (a.limit <= 0) continue;
+    std::sort(a.held.begin(), a.held.end(), [](const job_record* x, const job_record* y) {
+      return x->array_task_id.value_or(0) < y->array_task_id.value_or(0);
     });
-    const auto room = static_cast<std::size_t>(std::max<std::int64_t>(0, limit - active));
-    if (held.size() <= room) continue;
-    std::string names;
-    for (std::size_t k = room; k < held.size(); ++k) {
-      out.waiting.insert(held[k]->id);
-      if (k < room + 8) names += (names.empty() ? "" : ", ") + slurm_name(*held[k]);
+    const auto room = static_cast<std::size_t>(std::max<std::int64_t>(0, a.limit - a.active));
+    for (std::size_t k = room; k < a.held.size(); ++k) {
+      out.waiting.emplace(a.held[k]->id, "array " + std::to_string(array) + " runs at most " +
+                                             std::to_string(a.limit) + " of its tasks at once (%" +
+                                             std::to_string(a.limit) + "), " +
+                                             std::to_string(a.active) + " run now");
     }
-    if (held.size() > room + 8) names += ", ...";
-    out.limited.emplace_back(
-        array, "array " + std::to_string(array) + ": " + std::to_string(held.size() - room) +
-                   " held task(s) wait (" + names + "): at most " + std::to_string(limit) +
-                   " of its tasks run at once (%" + std::to_string(limit) + "), " +
-                   std::to_string(active) + " run now");
   }
   return out;
 }
