@@ -4,7 +4,7 @@
 #   tests/slurm/live.sh GPUSCHED_SLURM_BINARY WORK_DIR [SCENARIO...]
 #
 # Starts munge, slurmctld and four slurmd in WORK_DIR/cluster, runs the scenarios (all by
-# default: gang dry-run drf backfill preempt topology interval partitions down), and stops every daemon on exit
+# default: gang dry-run drf backfill preempt topology interval partitions array down), and stops every daemon on exit
 # (also on failure or interrupt). Exit 0: all passed; 1: a scenario failed; 77: skipped because
 # Slurm is not installed or we are not root (CTest reports it as skipped).
 set -uo pipefail
@@ -14,7 +14,7 @@ bin="${1:?usage: live.sh GPUSCHED_SLURM_BINARY WORK_DIR [SCENARIO...]}"
 work="${2:?usage: live.sh GPUSCHED_SLURM_BINARY WORK_DIR [SCENARIO...]}"
 shift 2
 scenarios=("$@")
-[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(gang dry-run drf backfill preempt topology interval partitions down)
+[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(gang dry-run drf backfill preempt topology interval partitions array down)
 
 for b in munged slurmctld slurmd sbatch squeue sinfo scontrol scancel; do
   if ! command -v "${b}" >/dev/null; then
@@ -272,6 +272,49 @@ scenario_partitions() {
   reset
   scontrol delete PartitionName=pa
   scontrol delete PartitionName=pb
+}
+
+scenario_array() {
+  # a held array of 6 tasks, at most 2 at once (%2), 4 GPUs each, and a merge job after it
+  # (afterok): the bridge splits each task off by its ARRAY_TASK name, never runs more than 2,
+  # and releases the merge once every task completed; all run to completion
+  local a m out="${work}/array.out" pid rc k
+  a=$(submit -J sweep --array=1-6%2 -N1 --gpus-per-node=4 -A teama -t 5 --wrap "sleep 2")
+  m=$(submit -J merge -N1 --gpus-per-node=1 -A teama -t 5 --dependency="afterok:${a}" --wrap "sleep 1")
+  "${bin}" --interval 1 --timeout 15 --policy ordering=fifo,admission=gang >"${out}" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 300); do
+    [[ -z "$(squeue -h -t PD,R,CG -o %i 2>/dev/null)" ]] && break
+    sleep 0.2
+  done
+  kill -TERM "${pid}"
+  wait "${pid}"
+  rc=$?
+  grep -E '^(run|issue):' "${out}"
+  check "the bridge ended cleanly (${rc})" test "${rc}" = 0
+  check "every job finished" test -z "$(squeue -h -t PD,R,CG -o %i)"
+  for k in 1 2 3 4 5 6; do
+    check "task ${k} was released once as ${a}_${k}" \
+      test "$(grep -cE "^run: scontrol release ${a}_${k}$" "${out}")" = 1
+  done
+  check "no command named the array by its bare id" bash -c "! grep -qE '^run: .*(JobId=| )${a}( |$)' '${out}'"
+  check "the tasks beyond %2 waited, named" grep -qE "^issue: job ${a}_[3-6] 'sweep': field 'array_max_tasks': array ${a} runs at most 2" "${out}"
+  check "the merge waited for the array" grep -qE "^issue: job ${m} 'merge': field 'dependency': waits for its dependency, afterok:${a}_\*" "${out}"
+  check "no command failed" bash -c "! grep -qE 'failed|did not answer' '${out}'"
+  # Slurm's own records: every job completed, never more than 2 tasks at once, the merge last
+  squeue --json | python3 -c '
+import json, sys
+a, m = int(sys.argv[1]), int(sys.argv[2])
+jobs = json.load(sys.stdin)["jobs"]
+tasks = [j for j in jobs if j["array_job_id"] == a]
+merge = [j for j in jobs if j["job_id"] == m]
+assert sorted(j["array_task_id"] for j in tasks) == [1, 2, 3, 4, 5, 6], tasks
+assert all(j["job_state"] == "COMPLETED" for j in tasks + merge), [j["job_state"] for j in tasks + merge]
+most = max(sum(1 for u in tasks if u["start_time"] <= t["start_time"] < u["end_time"]) for t in tasks)
+assert most <= 2, most
+assert merge[0]["start_time"] >= max(t["end_time"] for t in tasks)
+print("  6 tasks completed, at most %d at once; the merge started after the last task" % most)
+' "${a}" "${m}" || fail "the array and the merge as Slurm recorded them"
 }
 
 for s in "${scenarios[@]}"; do
