@@ -140,9 +140,13 @@ inline constexpr std::int64_t first_task_model_id = 0xF0000000;
 
 /// @brief What a held job's dependency allows now.
 struct dependency_verdict {
-  /// `satisfied`: it may start; `waiting`: not yet; `never`: it can never be satisfied;
-  /// `unsupported`: a kind the bridge does not decide.
-  enum class kind : std::uint8_t { satisfied, waiting, never, unsupported };
+  /// What the dependency allows.
+  enum class kind : std::uint8_t {
+    satisfied,   ///< it may start (no dependency, or every item holds)
+    waiting,     ///< not yet: a job it names has not started or finished as needed
+    never,       ///< it can never be satisfied (a job it names finished the wrong way)
+    unsupported  ///< a kind the bridge does not decide (`?`, `+minutes`, `singleton`, ...)
+  };
   /// The verdict.
   kind what = kind::satisfied;
   /// Why (empty when satisfied): the dependency and the job that decides it.
