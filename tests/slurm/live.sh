@@ -4,7 +4,8 @@
 #   tests/slurm/live.sh GPUSCHED_SLURM_BINARY WORK_DIR [SCENARIO...]
 #
 # Starts munge, slurmctld and four slurmd in WORK_DIR/cluster, runs the scenarios (all by
-# default: gang dry-run drf backfill preempt topology interval partitions down), and stops every daemon on exit
+# default: gang dry-run drf backfill preempt checkpoint topology interval partitions array
+# failing-scontrol down), and stops every daemon on exit
 # (also on failure or interrupt). Exit 0: all passed; 1: a scenario failed; 77: skipped because
 # Slurm is not installed or we are not root (CTest reports it as skipped).
 set -uo pipefail
@@ -14,7 +15,8 @@ bin="${1:?usage: live.sh GPUSCHED_SLURM_BINARY WORK_DIR [SCENARIO...]}"
 work="${2:?usage: live.sh GPUSCHED_SLURM_BINARY WORK_DIR [SCENARIO...]}"
 shift 2
 scenarios=("$@")
-[[ ${#scenarios[@]} -gt 0 ]] || scenarios=(gang dry-run drf backfill preempt topology interval partitions down)
+[[ ${#scenarios[@]} -gt 0 ]] ||
+  scenarios=(gang dry-run drf backfill preempt checkpoint topology interval partitions array failing-scontrol down)
 
 for b in munged slurmctld slurmd sbatch squeue sinfo scontrol scancel; do
   if ! command -v "${b}" >/dev/null; then
@@ -184,6 +186,103 @@ scenario_preempt() {
   check "the victim runs again" wait_state "${victim}" RUNNING 20
 }
 
+scenario_checkpoint() {
+  # checkpoint-aware preemption: four requeueable 8-GPU jobs fill the cluster, the last one
+  # started a few seconds after the others, so evicting it loses the least work (no job
+  # checkpoints: the work lost is its run time). The urgent job takes its node: signal, grace,
+  # requeue held; the victim comes back and runs again once the urgent job is gone.
+  local v=() u out="${work}/checkpoint.out" k victim
+  for k in 1 2 3; do
+    v+=("$(sbatch --parsable -J old${k} -N1 --gpus-per-node=8 -A teama -t 30 --requeue \
+      --wrap "trap 'touch ${work}/ckpt.\${SLURM_JOB_ID}' USR1; while true; do sleep 0.2; done")")
+  done
+  for k in "${v[@]}"; do wait_state "${k}" RUNNING || { fail "an old job did not start"; return; }; done
+  sleep 3
+  v+=("$(sbatch --parsable -J young -N1 --gpus-per-node=8 -A teama -t 30 --requeue \
+    --wrap "trap 'touch ${work}/ckpt.\${SLURM_JOB_ID}' USR1; while true; do sleep 0.2; done")")
+  wait_state "${v[3]}" RUNNING || { fail "the young job did not start"; return; }
+  u=$(submit -J urgent -N1 --gpus-per-node=8 -A teamb -t 10 --nice=-100 --wrap "sleep 600")
+  gs --policy ordering=priority,admission=gang,preemption=checkpoint-aware --grace 2 --signal USR1 \
+    >"${out}" 2>&1 || { cat "${out}"; fail "gpusched-slurm failed"; return; }
+  cat "${out}"
+  victim="$(grep -oE '^run: scancel --signal=USR1 --full [0-9]+' "${out}" | awk '{print $NF}')"
+  check "one victim, the job with the least work to lose (${victim:-none}, young = ${v[3]})" \
+    test "${victim}" = "${v[3]}"
+  [[ -n "${victim}" ]] || return
+  check "signal, then the requeue" \
+    bash -c "grep -nE 'scancel|requeuehold ${victim}' '${out}' | head -n1 | grep -q scancel"
+  check "the victim received the checkpoint signal" test -e "${work}/ckpt.${victim}"
+  check "the urgent job runs" wait_state "${u}" RUNNING
+  check "the urgent job took the victim's node" test "$(nodes_of "${u}")" = \
+    "$(grep -oE "admit job ${u} 'urgent' on [a-z0-9]+" "${out}" | awk '{print $NF}')"
+  check "the victim is back in the queue, held" test "$(state "${victim}")" = PENDING
+  check "the old jobs still run" bash -c \
+    "for j in ${v[0]} ${v[1]} ${v[2]}; do [[ \$(squeue -h -j \$j -o %T) == RUNNING ]] || exit 1; done"
+  scancel "${u}"
+  for _ in $(seq 1 100); do
+    [[ "$(state "${u}")" == RUNNING || "$(state "${u}")" == COMPLETING ]] || break
+    sleep 0.2
+  done
+  gs --policy ordering=priority,admission=gang,preemption=checkpoint-aware >"${out}.2" 2>&1 || true
+  cat "${out}.2"
+  check "the victim runs again" wait_state "${victim}" RUNNING 20
+}
+
+scenario_failing_scontrol() {
+  # a fake scontrol first on PATH fails (or hangs on) one kind of command and passes the others
+  # to Slurm's: whatever fails, the job is left held with no node list, nothing half-applied
+  local a out="${work}/failing.out" rc fake="${work}/fakebin" start
+  mkdir -p "${fake}"
+  cat >"${fake}/scontrol" <<SH
+#!/usr/bin/env bash
+# fails the commands matching FAKE_FAIL, hangs on FAKE_HANG; Slurm's scontrol does the rest
+if [[ -n "\${FAKE_FAIL:-}" && "\$*" == \${FAKE_FAIL} ]]; then
+  echo "scontrol: error: fake failure of '\$*'" >&2
+  exit 1
+fi
+if [[ -n "\${FAKE_HANG:-}" && "\$*" == \${FAKE_HANG} ]]; then exec sleep 120; fi
+exec $(command -v scontrol) "\$@"
+SH
+  chmod +x "${fake}/scontrol"
+  a=$(submit -J gang -N2 --ntasks-per-node=1 --gpus-per-node=4 -A teama -t 10 --wrap "sleep 600")
+  held_clean() { [[ "$(reason "${a}")" == JobHeldUser && -z "$(squeue -h -j "${a}" -o '%n' | tr -d ' ')" ]]; }
+  # the release fails: the node list is taken back
+  PATH="${fake}:${PATH}" FAKE_FAIL='release *' gs --policy ordering=fifo,admission=gang >"${out}.release" 2>&1
+  rc=$?
+  cat "${out}.release"
+  check "a failed release: exit status 1 (${rc})" test "${rc}" = 1
+  check "it names the command" grep -q "'scontrol release ${a}' failed: scontrol: error: fake failure" "${out}.release"
+  check "the node list was cleared" grep -q "^run: scontrol update JobId=${a} NodeList=$" "${out}.release"
+  check "the job is held as before, no node list" held_clean
+  # setting the node list fails: nothing is released
+  PATH="${fake}:${PATH}" FAKE_FAIL='update *' gs --policy ordering=fifo,admission=gang >"${out}.update" 2>&1
+  rc=$?
+  cat "${out}.update"
+  check "a failed update: exit status 1 (${rc})" test "${rc}" = 1
+  check "no release was tried" bash -c "! grep -q '^run: scontrol release' '${out}.update'"
+  check "the job is still held, no node list" held_clean
+  # the update hangs: killed after --timeout, nothing released, no hang
+  start=${SECONDS}
+  PATH="${fake}:${PATH}" FAKE_HANG='update *' "${bin}" --once --timeout 2 \
+    --policy ordering=fifo,admission=gang >"${out}.hang" 2>&1
+  rc=$?
+  cat "${out}.hang"
+  check "a hanging update: exit status 1 (${rc}) within $((SECONDS - start)) s" \
+    bash -c "[[ ${rc} == 1 && $((SECONDS - start)) -le 15 ]]"
+  check "it says it did not answer" grep -q "did not answer in time" "${out}.hang"
+  check "no release was tried" bash -c "! grep -q '^run: scontrol release' '${out}.hang'"
+  check "the job is still held, no node list" held_clean
+  # the reads fail: nothing at all is run
+  PATH="${fake}:${PATH}" FAKE_FAIL='--all --oneliner show partition' gs >"${out}.read" 2>&1
+  rc=$?
+  cat "${out}.read"
+  check "a failed read: exit status 1 (${rc}), nothing changed" \
+    bash -c "[[ ${rc} == 1 ]] && grep -q 'nothing was changed' '${out}.read' && ! grep -q '^run: ' '${out}.read'"
+  # Slurm's scontrol again: the job starts
+  gs --policy ordering=fifo,admission=gang >"${out}" 2>&1 || { cat "${out}"; fail "gpusched-slurm failed"; return; }
+  check "with Slurm's scontrol the gang starts" wait_state "${a}" RUNNING
+}
+
 scenario_topology() {
   # leaf1 = n1,n3 and leaf2 = n2,n4 (local-slurm.sh): a 2-node gang lands under one leaf
   local a out="${work}/topology.out" chosen
@@ -272,6 +371,49 @@ scenario_partitions() {
   reset
   scontrol delete PartitionName=pa
   scontrol delete PartitionName=pb
+}
+
+scenario_array() {
+  # a held array of 6 tasks, at most 2 at once (%2), 4 GPUs each, and a merge job after it
+  # (afterok): the bridge splits each task off by its ARRAY_TASK name, never runs more than 2,
+  # and releases the merge once every task completed; all run to completion
+  local a m out="${work}/array.out" pid rc k
+  a=$(submit -J sweep --array=1-6%2 -N1 --gpus-per-node=4 -A teama -t 5 --wrap "sleep 2")
+  m=$(submit -J merge -N1 --gpus-per-node=1 -A teama -t 5 --dependency="afterok:${a}" --wrap "sleep 1")
+  "${bin}" --interval 1 --timeout 15 --policy ordering=fifo,admission=gang >"${out}" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 300); do
+    [[ -z "$(squeue -h -t PD,R,CG -o %i 2>/dev/null)" ]] && break
+    sleep 0.2
+  done
+  kill -TERM "${pid}"
+  wait "${pid}"
+  rc=$?
+  grep -E '^(run|issue):' "${out}"
+  check "the bridge ended cleanly (${rc})" test "${rc}" = 0
+  check "every job finished" test -z "$(squeue -h -t PD,R,CG -o %i)"
+  for k in 1 2 3 4 5 6; do
+    check "task ${k} was released once as ${a}_${k}" \
+      test "$(grep -cE "^run: scontrol release ${a}_${k}$" "${out}")" = 1
+  done
+  check "no command named the array by its bare id" bash -c "! grep -qE '^run: .*(JobId=| )${a}( |$)' '${out}'"
+  check "the tasks beyond %2 waited, named" grep -qE "^issue: job ${a}_[3-6] 'sweep': field 'array_max_tasks': array ${a} runs at most 2" "${out}"
+  check "the merge waited for the array" grep -qE "^issue: job ${m} 'merge': field 'dependency': waits for its dependency, afterok:${a}_\*" "${out}"
+  check "no command failed" bash -c "! grep -qE 'failed|did not answer' '${out}'"
+  # Slurm's own records: every job completed, never more than 2 tasks at once, the merge last
+  squeue --json | python3 -c '
+import json, sys
+a, m = int(sys.argv[1]), int(sys.argv[2])
+jobs = json.load(sys.stdin)["jobs"]
+tasks = [j for j in jobs if j["array_job_id"] == a]
+merge = [j for j in jobs if j["job_id"] == m]
+assert sorted(j["array_task_id"] for j in tasks) == [1, 2, 3, 4, 5, 6], tasks
+assert all(j["job_state"] == "COMPLETED" for j in tasks + merge), [j["job_state"] for j in tasks + merge]
+most = max(sum(1 for u in tasks if u["start_time"] <= t["start_time"] < u["end_time"]) for t in tasks)
+assert most <= 2, most
+assert merge[0]["start_time"] >= max(t["end_time"] for t in tasks)
+print("  6 tasks completed, at most %d at once; the merge started after the last task" % most)
+' "${a}" "${m}" || fail "the array and the merge as Slurm recorded them"
 }
 
 for s in "${scenarios[@]}"; do

@@ -11,7 +11,10 @@
 # Everything lives in DIR (configuration, state, logs, sockets, pid files); clients find it
 # through SLURM_CONF=DIR/slurm.conf. Needs root (slurmd runs jobs as their user) and the Debian
 # packages slurm-wlm and munge. Ports: GPUSCHED_SLURM_PORT (default: derived from the pid)
-# and the NODES ports above it.
+# and the NODES ports above it. GPUSCHED_SLURM_JOB_SUBMIT=FILE: FILE becomes DIR/job_submit.lua
+# (next to slurm.conf, where Slurm's job_submit/lua plugin reads it) and JobSubmitPlugins=lua is
+# set: every job is held at submission, as on a cluster gpusched-slurm schedules
+# (apps/slurm/job_submit.lua).
 set -euo pipefail
 
 die() { echo "local-slurm: $*" >&2; exit 1; }
@@ -108,6 +111,13 @@ for g in 0 1 2 3 4 5 6 7; do
     : >"${dir}/gpu/gpu${g}"
 done
 
+job_submit_line=""
+if [[ -n "${GPUSCHED_SLURM_JOB_SUBMIT:-}" ]]; then
+  cp "${GPUSCHED_SLURM_JOB_SUBMIT}" "${dir}/job_submit.lua" ||
+    die "cannot copy GPUSCHED_SLURM_JOB_SUBMIT='${GPUSCHED_SLURM_JOB_SUBMIT}'"
+  job_submit_line="JobSubmitPlugins=lua"
+fi
+
 node_lines=""
 for k in $(seq 1 "${nodes}"); do
   node_lines+="NodeName=n${k} NodeHostname=localhost Port=$((port + k)) CPUs=2 RealMemory=1000 Gres=gpu:a100:8 State=UNKNOWN"$'\n'
@@ -150,6 +160,7 @@ KillWait=2
 MinJobAge=600
 MessageTimeout=5
 SchedulerParameters=sched_interval=2
+${job_submit_line}
 ${node_lines}PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 

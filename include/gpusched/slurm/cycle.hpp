@@ -20,6 +20,11 @@
 /// (`scontrol update JobId=<id> Partition=<p> NodeList=<nodes>`: Slurm 22.05 tries such a job's
 /// node list in its first partition only, where nodes of another never satisfy it); undoing a
 /// failed release restores its partition list.
+///
+/// Arrays and dependencies (arrays.hpp) are decided once per cycle, before any partition:
+/// the held record of each array's unsplit tasks becomes one job per task (`expand_arrays`),
+/// and the held jobs whose dependency is not satisfied, or beyond their array's `%N` limit,
+/// are left held and reported (`hold_back`), on the snapshot as Slurm gave it.
 #pragma once
 
 #include <algorithm>
@@ -87,7 +92,8 @@ struct cycle_outcome {
 /// called once per partition as `schedule(model&) -> cycle_result` (a pipeline's `schedule`
 /// on `m.book`, `m.pending`, `m.now`).
 /// @throws invalid_value_error (unknown_name) for an unknown partition in
-/// `cycle_options::partitions`, before anything is scheduled; whatever `build_model` throws.
+/// `cycle_options::partitions`, before anything is scheduled; (parse) for an unreadable
+/// `array_task_string`; whatever `build_model` throws.
 /// O(partitions x (nodes + jobs) + the pipelines).
 template <class Schedule>
 [[nodiscard]] cycle_outcome schedule_cycle(std::span<const node_record> nodes,
@@ -96,6 +102,8 @@ template <class Schedule>
                                            const cycle_options& opt, Schedule&& schedule) {
   cycle_outcome out;
   const auto selected = select_partitions(partitions, opt.partitions);
+  const auto arrays = expand_arrays(jobs);
+  const held_back_jobs held = hold_back(jobs, arrays);
   std::unordered_map<std::int64_t, std::size_t> by_id;
   for (std::size_t k = 0; k < jobs.size(); ++k) by_id.emplace(jobs[k].id, k);
   out.runs.reserve(selected.size());
@@ -103,8 +111,9 @@ template <class Schedule>
   for (const partition_record* p : selected) {
     partition_cycle run;
     run.partition = p;
-    run.m = build_model(nodes, jobs,
-                        {.partition = p->name, .now_unix = opt.now_unix, .limits = p});
+    run.m = build_model(
+        nodes, jobs,
+        {.partition = p->name, .now_unix = opt.now_unix, .limits = p, .held_back = &held});
     for (const auto& j : run.m.pending) offered.insert(static_cast<std::int64_t>(j.id.value()));
     run.result = schedule(run.m);
     // what the later partitions see: admitted jobs in flight on their nodes, victims gone
@@ -128,6 +137,16 @@ template <class Schedule>
   // --- issues, each once; jobs that can start nowhere ---------------------------------------
   std::set<std::pair<std::int64_t, std::string>> seen;
   std::set<std::int64_t> issued;
+  for (const auto& [id, i] : held) {  // the jobs of the partitions scheduled
+    const job_record& j = jobs[by_id.at(id)];
+    if (std::none_of(selected.begin(), selected.end(), [&](const partition_record* p) {
+          return detail::in_partition(j.partition, p->name);
+        })) {
+      continue;
+    }
+    out.issues.push_back(i);
+    issued.insert(id);
+  }
   for (const auto& run : out.runs) {
     for (const auto& i : run.m.issues) {
       if (!seen.insert({i.job, i.job == 0 ? i.message : i.field}).second) continue;
@@ -143,12 +162,13 @@ template <class Schedule>
   }
   for (const auto& [id, reasons] : nowhere) {
     const job_record& j = jobs[by_id.at(id)];
-    std::string msg = "job " + std::to_string(id) + (j.name.empty() ? "" : " '" + j.name + "'") +
+    std::string msg = "job " + slurm_name(j) + (j.name.empty() ? "" : " '" + j.name + "'") +
                       ": field '" + reasons.front()->field + "': ";
     for (std::size_t k = 0; k < reasons.size(); ++k) {
       msg += (k == 0 ? "" : "; ") + reasons[k]->message;
     }
-    out.issues.push_back({id, reasons.front()->field, msg + "; the job is left held", {}});
+    out.issues.push_back(
+        {id, reasons.front()->field, msg + "; the job is left held", slurm_name(j)});
   }
 
   // --- one decision per job -----------------------------------------------------------------

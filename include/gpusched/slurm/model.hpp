@@ -21,8 +21,16 @@
 ///   Slurm priority 0); expected duration: the time limit; submit time; preemptible: `--requeue`.
 /// - Running (and completing, and released-but-not-yet-started) jobs: placed in the ledger on
 ///   their nodes, on the GPU indices Slurm reports (`gres_detail` IDX), else the first free ones.
+/// - Array tasks (arrays.hpp): each task is a job of its own, named `<array>_<task>` (see
+///   `model::address`); `expand_arrays` first splits, in the model, the held record of an
+///   array's unsplit tasks into one record per task.
+/// - Dependencies (arrays.hpp): a held job whose `afterok`/`afterany`/`afternotok`/`after`
+///   dependency is satisfied is scheduled; one that waits, or can never be satisfied, is left
+///   held and reported (Slurm does not test a held job's dependency itself).
 /// - Not expressible, reported as a `job_issue` naming job and field: heterogeneous jobs,
-///   unsplit job arrays, `--exclusive`, flexible node counts (`-N 2-4`), dependencies, required
+///   the record of an array's unsplit tasks (when `expand_arrays` did not split it), other
+///   dependency kinds (`?`, `+minutes`, `aftercorr`, `singleton`), `--exclusive`, flexible
+///   node counts (`-N 2-4`), required
 ///   (`-w`, on a job that never ran) or excluded (`-x`) nodes, constraints (`-C`), GPUs per
 ///   socket, `--gpus-per-task` with tasks not spread evenly, `--gpus` over several nodes, other
 ///   GRES than `gpu`, a GPU type no node of the partition has, more GPUs per node than any node.
@@ -58,6 +66,7 @@
 #include "gpusched/core/time.hpp"
 #include "gpusched/resource/gpu_model.hpp"
 #include "gpusched/resource/request.hpp"
+#include "gpusched/slurm/arrays.hpp"
 #include "gpusched/slurm/hostlist.hpp"
 #include "gpusched/slurm/partitions.hpp"
 #include "gpusched/slurm/snapshot.hpp"
@@ -85,6 +94,11 @@ struct job_issue {
   std::string slurm_job;
 };
 
+/// Held jobs not offered this cycle (beyond their array's `%N` limit, or their dependency not
+/// satisfied), by Slurm job id (model id for an unsplit array task), each with the issue that
+/// reports it; see `hold_back`.
+using held_back_jobs = std::map<std::int64_t, job_issue>;
+
 /// @brief What `build_model` needs besides the JSON.
 struct model_options {
   std::string partition;      ///< only nodes and jobs of this partition (empty: all)
@@ -93,6 +107,10 @@ struct model_options {
   /// see partitions.hpp); nullptr: none. A held job outside them is not pending here but in
   /// `model::not_here`.
   const partition_record* limits = nullptr;
+  /// Held jobs to leave out, decided once for the whole cycle (`hold_back`); they are not in
+  /// `model::pending` and their issues are the caller's to report. nullptr: `build_model`
+  /// decides the dependencies on the jobs it is given and reports them in `model::issues`.
+  const held_back_jobs* held_back = nullptr;
 };
 
 /// @brief The model of one snapshot.
@@ -288,8 +306,10 @@ struct per_node {
 
 inline std::optional<per_node> per_node_request(const job_record& j, job_issue& issue) {
   const auto bad = [&](std::string field, std::string msg) {
-    issue = {j.id, field, "job " + std::to_string(j.id) + (j.name.empty() ? "" : " '" + j.name + "'") +
-                              ": field '" + field + "': " + msg + "; the job is left held", {}};
+    issue = {j.id, field,
+             "job " + slurm_name(j) + (j.name.empty() ? "" : " '" + j.name + "'") + ": field '" +
+                 field + "': " + msg + "; the job is left held",
+             slurm_name(j)};
     return std::nullopt;
   };
   per_node r;
@@ -397,6 +417,37 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
   return std::pair{count, type};
 }
 
+/// @brief The held jobs of one cycle's snapshot `jobs` (arrays expanded by `expand_arrays`,
+/// which returned `arrays`) not to offer this cycle, each with its issue: a job whose
+/// dependency is not satisfied (field `dependency`, decided by `evaluate_dependency` on `jobs`,
+/// before any command of the cycle) and a task beyond its array's `%N` limit (field
+/// `array_max_tasks`). O(held jobs x dependency items x records).
+[[nodiscard]] inline held_back_jobs hold_back(std::span<const job_record> jobs,
+                                              const array_expansion& arrays) {
+  held_back_jobs out;
+  for (const auto& j : jobs) {
+    if (!detail::held(j)) continue;
+    const std::string who = "job " + slurm_name(j) + (j.name.empty() ? "" : " '" + j.name + "'");
+    if (!j.dependency.empty()) {
+      const auto v = evaluate_dependency(j, jobs);
+      if (v.what != dependency_verdict::kind::satisfied) {
+        out.emplace(j.id, job_issue{j.id, "dependency",
+                                    who + ": field 'dependency': " + dependency_problem(v) +
+                                        "; the job is left held",
+                                    slurm_name(j)});
+        continue;
+      }
+    }
+    if (const auto it = arrays.waiting.find(j.id); it != arrays.waiting.end()) {
+      out.emplace(j.id, job_issue{j.id, "array_max_tasks",
+                                  who + ": field 'array_max_tasks': " + it->second +
+                                      "; the task is left held",
+                                  slurm_name(j)});
+    }
+  }
+  return out;
+}
+
 /// @brief Builds the model of one snapshot. Never throws for a job the model cannot express
 /// (see `model::issues`); @throws invalid_value_error only for inconsistent input (e.g. two
 /// nodes of one name). O(nodes + jobs + running tasks x log nodes).
@@ -474,7 +525,12 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
   };
 
   // --- jobs that hold resources -----------------------------------------------------------
-  for (const auto& j : jobs) m.jobs.emplace(j.id, j);
+  for (const auto& j : jobs) {
+    m.jobs.emplace(j.id, j);
+    if (j.array_job_id != 0 && j.array_task_id && j.id > 0 && j.id < 0xFFFF0000) {
+      m.addresses.emplace(static_cast<std::uint32_t>(j.id), slurm_name(j));
+    }
+  }
   for (const auto& j : jobs) {
     const bool runs = detail::holds_resources(j);
     const bool in_flight = detail::released_not_started(j);
@@ -582,14 +638,16 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
   for (node_index n : c.nodes()) max_node_gpus = std::max(max_node_gpus, static_cast<int>(c.gpus(n).size()));
   for (const auto& j : jobs) {
     if (!detail::held(j) || !detail::in_partition(j.partition, opt.partition)) continue;
-    const std::string who = "job " + std::to_string(j.id) + (j.name.empty() ? "" : " '" + j.name + "'");
+    const std::string who = "job " + slurm_name(j) + (j.name.empty() ? "" : " '" + j.name + "'");
     const auto issue = [&](std::string field, std::string msg) {
-      m.issues.push_back({j.id, field, who + ": field '" + field + "': " + msg + "; the job is left held", {}});
+      m.issues.push_back({j.id, field,
+                          who + ": field '" + field + "': " + msg + "; the job is left held",
+                          slurm_name(j)});
     };
     const std::string here =
         opt.partition.empty() ? std::string() : " in partition '" + opt.partition + "'";
     const auto not_here = [&](std::string field, std::string msg) {
-      m.not_here.push_back({j.id, field, msg + here, {}});
+      m.not_here.push_back({j.id, field, msg + here, slurm_name(j)});
     };
     if (j.id <= 0 || j.id >= 0xFFFF0000) {
       issue("job_id", "out of the model's range");
@@ -600,9 +658,10 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
                               std::to_string(j.het_job_id) + ")");
       continue;
     }
-    if (!j.array_tasks.empty()) {
-      issue("array_task_string", "a job array not yet split into tasks ('" + j.array_tasks +
-                                     "'); each task is scheduled once Slurm splits it");
+    if (opt.held_back != nullptr && opt.held_back->contains(j.id)) continue;
+    if (!j.array_tasks.empty() && !j.array_task_id) {
+      issue("array_task_string", "the record of an array's unsplit tasks ('" + j.array_tasks +
+                                     "'), not split into one job per task (expand_arrays)");
       continue;
     }
     if (j.shared && *j.shared == "none") {
@@ -620,7 +679,7 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
       issue("required_nodes", "'" + j.required_nodes +
                                   "': a required node list (-w) is not modelled (if the bridge "
                                   "left it, clear it: scontrol update JobId=" +
-                                  std::to_string(j.id) + " NodeList=)");
+                                  slurm_name(j) + " NodeList=)");
       continue;
     }
     if (!j.excluded_nodes.empty()) {
@@ -631,9 +690,12 @@ inline std::optional<per_node> per_node_request(const job_record& j, job_issue& 
       issue("features", "'" + j.features + "': node constraints (-C) are not modelled");
       continue;
     }
-    if (!j.dependency.empty()) {
-      issue("dependency", "'" + j.dependency + "': dependencies are Slurm's to resolve");
-      continue;
+    if (!j.dependency.empty() && opt.held_back == nullptr) {
+      const auto v = evaluate_dependency(j, jobs);
+      if (v.what != dependency_verdict::kind::satisfied) {
+        issue("dependency", dependency_problem(v));
+        continue;
+      }
     }
     job_issue bad;
     const auto req = detail::per_node_request(j, bad);

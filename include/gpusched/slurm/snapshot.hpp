@@ -101,9 +101,16 @@ struct job_record {
   std::int32_t restart_count = 0;
   /// `het_job_id`: non-zero for a component of a heterogeneous job.
   std::int64_t het_job_id = 0;
-  /// `array_job_id`: non-zero for an array task.
+  /// `array_job_id`: non-zero for an array task (and for the record of an array's tasks not
+  /// yet split off).
   std::int64_t array_job_id = 0;
-  std::string array_tasks;  ///< `array_task_string` of a pending array not yet split (`1-10`)
+  /// `array_task_id`: the task of an array task; nullopt for the record of the tasks not yet
+  /// split off (and for a job that is no array).
+  std::optional<std::int64_t> array_task_id;
+  /// `array_task_string`: the tasks not yet split off (`1-2,4-6%2`), on their record only.
+  std::string array_tasks;
+  /// `array_max_tasks`: the most tasks of the array that run at once (`%N`; 0: no limit).
+  std::int32_t array_max_tasks = 0;
   /// `dependency`: the job's dependencies, if any.
   std::string dependency;
   std::vector<std::string> gres_detail;     ///< per allocated node: `gpu:a100:2(IDX:0-1)`
@@ -325,7 +332,9 @@ inline json document(std::string_view text, std::string_view command, data_versi
     r.restart_count = i32("restart_cnt", 0);
     r.het_job_id = detail::get_int_or(j, "het_job_id", 0, cmd, w);
     r.array_job_id = detail::get_int_or(j, "array_job_id", 0, cmd, w);
+    r.array_task_id = detail::get_int(j, "array_task_id", cmd, w);
     r.array_tasks = detail::get_string(j, "array_task_string", cmd, w);
+    r.array_max_tasks = i32("array_max_tasks", 0);
     r.dependency = detail::get_string(j, "dependency", cmd, w);
     r.gres_detail = detail::get_strings(j, "gres_detail", cmd, w);
     if (const auto* res = detail::member(j, "job_resources"); res != nullptr && res->is_object()) {
