@@ -445,6 +445,13 @@ void read_config(options& o, std::istream& in, const std::string& path) {
     const auto eq = line.find('=');
     const std::string k = trim(line.substr(0, eq));
     const std::string v = eq == std::string::npos ? "" : trim(line.substr(eq + 1));
+    // No option's name is longer than 40 bytes: a longer key is named by its start and size,
+    // not quoted whole (a line of megabytes would make a message of megabytes).
+    if (k.size() > 40) {
+      throw gs::parse_error(path, n, "key",
+                            "'" + k.substr(0, 24) + "...' (" + std::to_string(k.size()) +
+                                " bytes) is not an option");
+    }
     if (eq == std::string::npos && !is_flag(k)) {
       throw gs::parse_error(path, n, k, "expected `key = value`");
     }

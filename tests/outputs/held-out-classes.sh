@@ -82,6 +82,9 @@ if "${rep}" --trace tiresias:long.csv --cluster 1x8 --tenant $'\e[2Jred' 2>&1 | 
 else
   echo "ok   tenant-escape-no-raw-byte"
 fi
+head -c 100000 /dev/zero | tr '\0' 'k' >longkey.cfg
+expect config-long-key 2 "longkey.cfg:1: field 'key': 'kkkkkkkkkkkkkkkkkkkkkkkk...' \(100000 bytes\) is not an option" -- \
+  "${rep}" --config longkey.cfg --trace tiresias:long.csv --cluster 1x8
 want=$(sha256sum <"${trace}" | cut -d' ' -f1)
 "${rep}" --trace tiresias:/dev/stdin --cluster 2x4 --out piped --quiet <"${trace}" >/dev/null 2>&1
 expect piped-trace-digest 0 "\"sha256\": \"${want}\", \"bytes\": $(wc -c <"${trace}")" -- cat piped/run.json
