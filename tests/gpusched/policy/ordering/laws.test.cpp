@@ -260,10 +260,22 @@ TEST_SUITE("policy/ordering/kueue") {
 }
 
 namespace {
-/// 2d-gittins needs a GPU-time prior; the others ignore it.
+/// 2d-gittins needs a GPU-time prior, fair-tree a tenant tree, kueue-drs a quota tree; the
+/// others ignore them. Tenants 0..2 (random_job's, here): one cohort, 4 GPUs each.
 gs::policy_inputs prior_inputs() {
   gs::policy_inputs in;
   in.prior = std::make_shared<const gs::gpu_time_prior>(std::vector<double>{60, 600, 3600, 36000});
+  gs::quota_tree::builder b(gs::basic_catalog());
+  b.cohort("all");
+  std::vector<gs::tenant_spec> teams;
+  for (unsigned t = 0; t < 3; ++t) {
+    b.queue("team-" + std::to_string(t), gs::tenant_id{t}, "all")
+        .nominal(gs::quota_resource::gpu_milli(), 4000);
+    teams.push_back(
+        {gs::tenant_id{t}, "team-" + std::to_string(t), gs::tenant_id::invalid(), 1.0 + t, 0});
+  }
+  in.quotas = std::make_shared<const gs::quota_tree>(b.build());
+  in.tenants = std::make_shared<const gs::tenant_tree>(std::move(teams));
   return in;
 }
 }  // namespace
@@ -281,7 +293,7 @@ TEST_SUITE("policy/ordering/registry") {
                                                         .packing = "first-fit",
                                                         .placement = "first-fit",
                                                         .preemption = "none"},
-                                     prior_inputs());
+                                    prior_inputs());
       gs::ledger book(gs::cluster(cat, gs::testing::random_nodes(g, 10)));
       std::vector<gs::job_spec> pending;
       unsigned id = 1;
