@@ -600,8 +600,16 @@ TEST_SUITE("pipeline/any_policy") {
       CHECK(closed.ordering().name() == erased.ordering().name());
       CHECK(closed.admission().name() == erased.admission().name());
       CHECK(closed.preemption().name() == erased.preemption().name());
-      if (!lockstep(std::move(closed), std::move(erased),
-                    seed + static_cast<std::uint64_t>(s), cycles, label)) {
+      // every third sample grows elastic jobs even while others wait, so the growth hooks
+      // (approve_growth, on_grown) are called often
+      if (s % 3 == 2) {
+        const gs::pipeline_options grow{
+            .grow = true, .max_grown_tasks = -1, .grow_while_waiting = true};
+        closed.set_options(grow);
+        erased.set_options(grow);
+      }
+      if (!lockstep(std::move(closed), std::move(erased), seed + static_cast<std::uint64_t>(s),
+                    cycles, label)) {
         ++differing;
       }
     }
