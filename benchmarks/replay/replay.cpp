@@ -57,6 +57,7 @@ struct options {
   double ck_interval_s = 0, ck_cost_s = 0, restore_s = 0;
   bool graceful = false;
   std::string gittins_prior;
+  std::string quota_file;  ///< --quotas: the run's quota and tenant trees
   double urgent_fraction = 0;
   std::int32_t urgent_priority = 100;
   std::size_t leaf_nodes = 0;
@@ -249,6 +250,8 @@ void apply_one(options& o, const std::string& k, const std::string& v) {
     o.restore_s = to_duration(k, v, 1e3);
   } else if (k == "gittins-prior") {
     o.gittins_prior = v;
+  } else if (k == "quotas") {
+    o.quota_file = v;
   } else if (k == "urgent-fraction") {
     o.urgent_fraction = to_number(k, v);
     if (o.urgent_fraction > 1) throw usage_error{"--urgent-fraction: '" + v + "' is above 1"};
@@ -502,6 +505,7 @@ constexpr option_doc kOptions[] = {
     {"restore-cost-s", "S", "time to restore after a restart (default 0)"},
     {"graceful-preemption", "", "a preempted job saves its progress (Tiresias' assumption)"},
     {"gittins-prior", "FILE", "GPU-time prior (Tiresias yarn-gput*.csv: header, one GPU-seconds sample per line) enabling ordering=2d-gittins"},
+    {"quotas", "FILE", "the run's quota tree and tenant tree, one file of cohort and queue lines (queues name the trace's tenants; README, Quotas and tenant trees) enabling admission=quota, ordering=kueue-drs, ordering=fair-tree, preemption=checkpoint-aware-reclaim"},
     {"urgent-fraction", "F", "promote each job with probability F (drawn from --seed) to priority --urgent-priority; reports the urgent jobs' wait"},
     {"urgent-priority", "P", "priority of promoted jobs (default 100; trace jobs have 0)"},
     {"leaf-nodes", "K", "a leaf/spine fabric of K nodes per leaf: placement=topology uses it, gang locality is reported per leaf"},
@@ -899,6 +903,19 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     x.prior = std::make_shared<const gs::gpu_time_prior>(
         gs::gpu_time_prior::read_csv(in, o.gittins_prior));
   }
+  if (!o.quota_file.empty()) {
+    // queues name the trace's tenants (tenant_id = position in the trace's tenant list)
+    std::istringstream in(files.read(o.quota_file));
+    auto trees = gs::read_quota_file(
+        in, o.quota_file, catalog, [&](std::string_view name) -> std::optional<gs::tenant_id> {
+          for (std::size_t t = 0; t < tr.tenants.size(); ++t) {
+            if (tr.tenants[t] == name) return gs::tenant_id{static_cast<gs::tenant_id::rep>(t)};
+          }
+          return std::nullopt;
+        });
+    x.quotas = std::make_shared<const gs::quota_tree>(std::move(trees.quotas));
+    x.tenants = std::make_shared<const gs::tenant_tree>(std::move(trees.tenants));
+  }
   std::optional<gs::fabric> leaves;
   if (o.leaf_nodes > 0) {
     leaves = gs::fabric::fat_tree(base.node_count(), static_cast<int>(o.leaf_nodes), 0,
@@ -952,6 +969,7 @@ int run(const options& o, std::ostream& out, std::ostream& err, const gs::policy
     if (kind != "synthetic") rec.add_input("trace", o.trace.substr(colon + 1), files);
     if (!cs.openb_nodes.empty()) rec.add_input("cluster", cs.openb_nodes, files);
     if (!o.gittins_prior.empty()) rec.add_input("gittins-prior", o.gittins_prior, files);
+    if (!o.quota_file.empty()) rec.add_input("quotas", o.quota_file, files);
     for (const auto& [f, d] : o.config_files) rec.add_input("config", f, d);
     std::vector<std::pair<std::string, std::string>> given;
     for (const auto& [k, v] : o.given) given.emplace_back(k, gs::detail::json_string(v));

@@ -75,4 +75,5 @@
 #include "gpusched/workload/ledger.hpp"
 #include "gpusched/workload/queue.hpp"
 #include "gpusched/workload/quota.hpp"
+#include "gpusched/workload/quota_file.hpp"
 #include "gpusched/workload/tenant.hpp"

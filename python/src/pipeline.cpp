@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include <gpusched/policy/decision.hpp>
 #include <gpusched/policy/ordering/las.hpp>
 #include <gpusched/workload/ledger.hpp>
+#include <gpusched/workload/quota_file.hpp>
 
 #include "common.hpp"
 
@@ -350,8 +352,15 @@ void init_pipeline(py::module_& m) {
       [](py::object ordering, py::object admission, py::object packing, py::object placement,
          py::object preemption, std::uint64_t seed,
          std::optional<std::shared_ptr<gs::topology_model>> topology,
-         std::optional<std::string> gittins_prior) {
+         std::optional<std::string> gittins_prior, std::optional<std::string> quotas) {
         gs::policy_inputs in;
+        if (quotas) {
+          // the run's quota and tenant trees (workload/quota_file.hpp; tenants by number)
+          std::ifstream file = gs::open_input(*quotas);
+          auto trees = gs::read_quota_file(file, *quotas, gs::basic_catalog());
+          in.quotas = std::make_shared<const gs::quota_tree>(std::move(trees.quotas));
+          in.tenants = std::make_shared<const gs::tenant_tree>(std::move(trees.tenants));
+        }
         if (topology && *topology) in.topology = *topology;
         if (gittins_prior) {
           in.prior = std::make_shared<const gs::gpu_time_prior>(
@@ -395,8 +404,11 @@ void init_pipeline(py::module_& m) {
         auto pr = str(preemption)
                       ? reg.make_preemption(preemption.cast<std::string>(), in)
                       : make_python_preemption(preemption, slot_name(preemption, "preemption"));
-        return py_pipeline{gs::any_pipeline(std::move(o), std::move(a), std::move(pk),
-                                            std::move(pl), std::move(pr)),
+        gs::any_pipeline pipe(std::move(o), std::move(a), std::move(pk), std::move(pl),
+                              std::move(pr));
+        pipe.environment().quotas = in.quotas;
+        pipe.environment().tenants = in.tenants;
+        return py_pipeline{std::move(pipe),
                            gs::random_engine(seed),
                            {slot_name(ordering, "ordering"), slot_name(admission, "admission"),
                             slot_name(packing, "packing"), slot_name(placement, "placement"),
@@ -405,13 +417,16 @@ void init_pipeline(py::module_& m) {
       py::kw_only(), py::arg("ordering") = "fifo", py::arg("admission") = "gang",
       py::arg("packing") = "first-fit", py::arg("placement") = "first-fit",
       py::arg("preemption") = "priority", py::arg("seed") = 1, py::arg("topology") = py::none(),
-      py::arg("gittins_prior") = py::none(),
+      py::arg("gittins_prior") = py::none(), py::arg("quotas") = py::none(),
       "A pipeline by registry names (see policy_names()); the ordering, packing and "
       "preemption slots also take a Python callable (see the 'Policies written in Python' "
       "section of the package docstring). `seed` seeds the pipeline's random engine; "
       "`topology` (a TopologyModel) is what placement='topology' uses; `gittins_prior` (the path "
       "of a GPU-time prior CSV, e.g. Tiresias' yarn-gput1000.csv) enables "
-      "ordering='2d-gittins'. Raises "
+      "ordering='2d-gittins'; `quotas` (the path of a quota file: cohort and queue lines, "
+      "tenants by number, see include/gpusched/workload/quota_file.hpp) gives the run's quota "
+      "and tenant trees to admission='quota', ordering='kueue-drs' or 'fair-tree' and "
+      "preemption='checkpoint-aware-reclaim'. Raises "
       "InvalidValueError for an unknown name (listing the known ones) before building.");
 
   m.def(

@@ -9,6 +9,7 @@ import gpusched as gs
 from conftest import make_job
 
 PRIOR = os.path.join(os.environ["GPUSCHED_BENCH_DATA_DIR"], "tiresias", "yarn-gput1000.csv")
+QUOTAS = os.path.join(os.path.dirname(__file__), "..", "data", "quota", "three_tenants.txt")
 
 
 def four_h100():
@@ -77,6 +78,8 @@ def test_every_builtin_name_of_every_family_runs_a_cycle():
         for name in family_names:
             book = four_h100()
             prior = {"gittins_prior": PRIOR} if name == "2d-gittins" else {}
+            if name in ("quota", "kueue-drs", "fair-tree", "checkpoint-aware-reclaim"):
+                prior["quotas"] = QUOTAS  # the run's quota and tenant trees
             pipe = gs.pipeline(**{family: name}, **prior)
             assert pipe.names[family] == name
             jobs = [make_job(i, gpus=g, tenant=i % 3, priority=i % 2, submit_s=i)

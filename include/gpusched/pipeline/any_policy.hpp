@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>  // std::is_copy_assignable_v
-#include <utility>  // std::move
+#include <utility>      // std::move
 #include <vector>
 
 #include "gpusched/config.hpp"
@@ -27,8 +27,40 @@
 #include "gpusched/policy/hooks.hpp"
 #include "gpusched/policy/preemption/reclaim.hpp"
 
+/// Mutation testing only; never set it otherwise. A value `N` from 1 to 13 makes the type-erased
+/// wrappers drop the forwarded hook member number `N` of `detail::forwarded` (as if the held
+/// policy did not have it), to show that the static-vs-erased property test
+/// (`tests/gpusched/pipeline/any_policy.test.cpp`) fails then (the CMake option
+/// `GPUSCHED_MUTATION_TESTS`). 0, the default: every hook is forwarded. Set it for a whole
+/// program or not at all (two values in one program break the one-definition rule).
+#ifndef GPUSCHED_MUTATE_ANY_POLICY
+#define GPUSCHED_MUTATE_ANY_POLICY 0
+#endif
+
 GPUSCHED_BEGIN_NAMESPACE
 namespace detail {
+
+/// The hook members the `any_*` wrappers forward, numbered for `GPUSCHED_MUTATE_ANY_POLICY`.
+enum class forwarded : int {
+  none = 0,                     ///< nothing dropped
+  ordering_on_admitted = 1,     ///< ordering `on_admitted` (hook `incremental`)
+  ordering_on_released = 2,     ///< ordering `on_released` (hook `incremental`)
+  admission_begin_cycle = 3,    ///< admission `begin_cycle`
+  approve = 4,                  ///< admission `approve`
+  reclaim_for = 5,              ///< admission `reclaim_for` (hook `reclaim`)
+  approve_reclaim = 6,          ///< admission `approve_reclaim` (hook `reclaim`)
+  on_committed = 7,             ///< admission `on_committed`
+  admission_on_admitted = 8,    ///< admission `on_admitted`
+  approve_growth = 9,           ///< admission `approve_growth`
+  on_grown = 10,                ///< admission `on_grown`
+  preemption_begin_cycle = 11,  ///< preemption `begin_cycle`
+  on_preempted = 12,            ///< preemption `on_preempted`
+  select_reclaim = 13,          ///< preemption `select_reclaim`
+};
+/// False only for the member `GPUSCHED_MUTATE_ANY_POLICY` drops (mutation testing). O(1).
+[[nodiscard]] constexpr bool forwards(forwarded f) noexcept {
+  return static_cast<int>(f) != GPUSCHED_MUTATE_ANY_POLICY;
+}
 
 /// A copyable owner of a polymorphic `Iface` (which has `clone()`); moved-from holds nothing.
 template <class Iface>
@@ -107,11 +139,17 @@ class any_ordering_policy {
     }
     void on_admitted([[maybe_unused]] const schedule_context& c, [[maybe_unused]] const job_spec& j,
                      [[maybe_unused]] std::span<const task_allocation> g) override {
-      if constexpr (declares_hook<P, hook::incremental>) this->p.on_admitted(c, j, g);
+      if constexpr (declares_hook<P, hook::incremental> &&
+                    detail::forwards(detail::forwarded::ordering_on_admitted)) {
+        this->p.on_admitted(c, j, g);
+      }
     }
     void on_released([[maybe_unused]] const schedule_context& c, [[maybe_unused]] const job_spec& j,
                      [[maybe_unused]] std::span<const task_allocation> g) override {
-      if constexpr (declares_hook<P, hook::incremental>) this->p.on_released(c, j, g);
+      if constexpr (declares_hook<P, hook::incremental> &&
+                    detail::forwards(detail::forwarded::ordering_on_released)) {
+        this->p.on_released(c, j, g);
+      }
     }
   };
 
@@ -197,13 +235,17 @@ class any_admission_policy {
       }
     }
     void begin_cycle([[maybe_unused]] const schedule_context& c) override {
-      if constexpr (declares_hook<P, hook::begin_cycle>) this->p.begin_cycle(c);
+      if constexpr (declares_hook<P, hook::begin_cycle> &&
+                    detail::forwards(detail::forwarded::admission_begin_cycle)) {
+        this->p.begin_cycle(c);
+      }
     }
     admission_verdict approve([[maybe_unused]] const schedule_context& c,
                               [[maybe_unused]] const job_spec& j,
                               [[maybe_unused]] ledger::transaction& tx,
                               [[maybe_unused]] const admission_tools& t) override {
-      if constexpr (declares_hook<P, hook::approve>) {
+      if constexpr (declares_hook<P, hook::approve> &&
+                    detail::forwards(detail::forwarded::approve)) {
         return hook::approve::call(this->p, c, j, tx, t);
       } else {
         return admission_verdict{};
@@ -212,7 +254,8 @@ class any_admission_policy {
     std::optional<reclaim_scope> reclaim_for([[maybe_unused]] const schedule_context& c,
                                              [[maybe_unused]] const job_spec& j,
                                              [[maybe_unused]] const reason& why) override {
-      if constexpr (declares_hook<P, hook::reclaim>) {
+      if constexpr (declares_hook<P, hook::reclaim> &&
+                    detail::forwards(detail::forwarded::reclaim_for)) {
         return this->p.reclaim_for(c, j, why);
       } else {
         return std::nullopt;
@@ -220,7 +263,8 @@ class any_admission_policy {
     }
     admission_verdict approve_reclaim(const schedule_context& c, const job_spec& j,
                                       ledger::transaction& tx, const admission_tools& t) override {
-      if constexpr (declares_hook<P, hook::reclaim>) {
+      if constexpr (declares_hook<P, hook::reclaim> &&
+                    detail::forwards(detail::forwarded::approve_reclaim)) {
         return this->p.approve_reclaim(c, j, tx, t);
       } else {
         return approve(c, j, tx, t);
@@ -228,16 +272,23 @@ class any_admission_policy {
     }
     void on_committed([[maybe_unused]] const schedule_context& c,
                       [[maybe_unused]] const decision& d) override {
-      if constexpr (declares_hook<P, hook::on_committed>) this->p.on_committed(c, d);
+      if constexpr (declares_hook<P, hook::on_committed> &&
+                    detail::forwards(detail::forwarded::on_committed)) {
+        this->p.on_committed(c, d);
+      }
     }
     void on_admitted([[maybe_unused]] const schedule_context& c,
                      [[maybe_unused]] const job_spec& j) override {
-      if constexpr (declares_hook<P, hook::on_admitted>) this->p.on_admitted(c, j);
+      if constexpr (declares_hook<P, hook::on_admitted> &&
+                    detail::forwards(detail::forwarded::admission_on_admitted)) {
+        this->p.on_admitted(c, j);
+      }
     }
-    admission_verdict approve_growth([[maybe_unused]] const schedule_context& c,
-                                     [[maybe_unused]] const running_job& r,
-                                     [[maybe_unused]] std::span<const task_allocation> added) override {
-      if constexpr (declares_hook<P, hook::approve_growth>) {
+    admission_verdict approve_growth(
+        [[maybe_unused]] const schedule_context& c, [[maybe_unused]] const running_job& r,
+        [[maybe_unused]] std::span<const task_allocation> added) override {
+      if constexpr (declares_hook<P, hook::approve_growth> &&
+                    detail::forwards(detail::forwarded::approve_growth)) {
         return this->p.approve_growth(c, r, added);
       } else {
         return admission_verdict{};
@@ -245,7 +296,10 @@ class any_admission_policy {
     }
     void on_grown([[maybe_unused]] const schedule_context& c, [[maybe_unused]] const running_job& r,
                   [[maybe_unused]] std::span<const task_allocation> added) override {
-      if constexpr (declares_hook<P, hook::on_grown>) this->p.on_grown(c, r, added);
+      if constexpr (declares_hook<P, hook::on_grown> &&
+                    detail::forwards(detail::forwarded::on_grown)) {
+        this->p.on_grown(c, r, added);
+      }
     }
   };
 
@@ -439,7 +493,10 @@ class any_preemption_policy {
       return declared_hook_mask<P>;
     }
     void begin_cycle([[maybe_unused]] const schedule_context& c) override {
-      if constexpr (declares_hook<P, hook::begin_cycle>) this->p.begin_cycle(c);
+      if constexpr (declares_hook<P, hook::begin_cycle> &&
+                    detail::forwards(detail::forwarded::preemption_begin_cycle)) {
+        this->p.begin_cycle(c);
+      }
     }
     preemption_plan select(const schedule_context& c, const job_spec& j, fit_probe f) override {
       return this->p.select(c, j, f);
@@ -447,13 +504,17 @@ class any_preemption_policy {
     void on_preempted([[maybe_unused]] const schedule_context& c,
                       [[maybe_unused]] const job_spec& j,
                       [[maybe_unused]] const preemption_plan& pl) override {
-      if constexpr (declares_hook<P, hook::on_preempted>) this->p.on_preempted(c, j, pl);
+      if constexpr (declares_hook<P, hook::on_preempted> &&
+                    detail::forwards(detail::forwarded::on_preempted)) {
+        this->p.on_preempted(c, j, pl);
+      }
     }
     preemption_plan select_reclaim([[maybe_unused]] const schedule_context& c,
                                    [[maybe_unused]] const job_spec& j,
                                    [[maybe_unused]] const reclaim_scope& s,
                                    [[maybe_unused]] fit_probe f) override {
-      if constexpr (declares_hook<P, hook::select_reclaim>) {
+      if constexpr (declares_hook<P, hook::select_reclaim> &&
+                    detail::forwards(detail::forwarded::select_reclaim)) {
         return this->p.select_reclaim(c, j, s, f);
       } else {
         return preemption_plan{};

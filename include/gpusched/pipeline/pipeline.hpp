@@ -244,8 +244,17 @@ class pipeline {
   /// does so by itself; a host scheduler credits each job's service when it stops and records
   /// where it ran.
   ///@{
-  [[nodiscard]] const job_history& history() const noexcept { return history_; }
-  [[nodiscard]] job_history& history() noexcept { return history_; }
+  [[nodiscard]] const job_history& history() const noexcept { return env_.history; }
+  [[nodiscard]] job_history& history() noexcept { return env_.history; }
+  ///@}
+  /// The environment the policies read through the context besides the ledger: the history
+  /// above and the run's quota and tenant trees (`policy_environment`; `ctx.quotas()`,
+  /// `ctx.tenants()`). The registry's `make_pipeline` installs the trees of its inputs; a
+  /// pipeline built from policies gets them here (`environment().quotas = tree`), before its
+  /// first cycle. A cycle does not change the environment.
+  ///@{
+  [[nodiscard]] const policy_environment& environment() const noexcept { return env_; }
+  [[nodiscard]] policy_environment& environment() noexcept { return env_; }
   ///@}
   /// Sets the non-policy options (growth). Takes effect from the next cycle.
   void set_options(pipeline_options o) noexcept { options_ = o; }
@@ -258,7 +267,7 @@ class pipeline {
   void release(ledger& book, job_id id, sim_time now, random_engine& rng) {
     if constexpr (incremental_ordering_policy<Order>) {
       if (const running_job* r = book.find(id)) {
-        const schedule_context ctx(book, now, rng, &history_);
+        const schedule_context ctx(book, now, rng, env_);
         order_.on_released(ctx, r->spec, r->tasks);
       }
     }
@@ -323,9 +332,9 @@ class pipeline {
 
  private:
   /// The body of `schedule` (steps 2 to 6 of the class documentation).
-  void run_cycle(ledger& book, std::span<const job_spec> pending, sim_time now,
-                 random_engine& rng, cycle_result& out) {
-    const schedule_context ctx(book, now, rng, &history_);
+  void run_cycle(ledger& book, std::span<const job_spec> pending, sim_time now, random_engine& rng,
+                 cycle_result& out) {
+    const schedule_context ctx(book, now, rng, env_);
     if constexpr (declares_hook<Admit, hook::begin_cycle>) admit_.begin_cycle(ctx);
     if constexpr (declares_hook<Preempt, hook::begin_cycle>) preempt_.begin_cycle(ctx);
 
@@ -389,8 +398,7 @@ class pipeline {
         }
         d.preemption = plan.why;
       }
-      if (first == attempt::refused &&
-          reclaim(ctx, book, *j, now, d, tools) == reclaimed::placed) {
+      if (first == attempt::refused && reclaim(ctx, book, *j, now, d, tools) == reclaimed::placed) {
         continue;
       }
       if (d.kind == verdict::reject) continue;
@@ -754,7 +762,7 @@ class pipeline {
   std::vector<job_id> grow_sized_;  // admitted or shrunk in this cycle: not grown
   std::vector<task_allocation> grow_added_;
   pipeline_options options_{};
-  job_history history_{};
+  policy_environment env_{};  // history and trees (see environment())
   // the state at the start of the running cycle, put back if it throws (see `schedule`)
   [[no_unique_address]] detail::cycle_copy<Order> saved_order_;
   [[no_unique_address]] detail::cycle_copy<Admit> saved_admit_;
@@ -814,11 +822,9 @@ auto make_pipeline(Ps&&... ps) {
       static_cast<int>(sizeof...(Ps));
   if constexpr (ok) {
     static_assert(detail::family_count<ordering_tag, Ps...> <= 1, "two ordering policies given");
-    static_assert(detail::family_count<admission_tag, Ps...> <= 1,
-                  "two admission policies given");
+    static_assert(detail::family_count<admission_tag, Ps...> <= 1, "two admission policies given");
     static_assert(detail::family_count<packing_tag, Ps...> <= 1, "two packing policies given");
-    static_assert(detail::family_count<placement_tag, Ps...> <= 1,
-                  "two placement policies given");
+    static_assert(detail::family_count<placement_tag, Ps...> <= 1, "two placement policies given");
     static_assert(detail::family_count<preemption_tag, Ps...> <= 1,
                   "two preemption policies given");
     // each argument belongs to one family, so each is moved from at most once

@@ -36,9 +36,12 @@
 #include "gpusched/pipeline/any_policy.hpp"
 #include "gpusched/pipeline/pipeline.hpp"
 #include "gpusched/policy/admission/gang.hpp"
+#include "gpusched/policy/admission/quota.hpp"
 #include "gpusched/policy/concepts.hpp"
 #include "gpusched/policy/ordering/drf.hpp"
+#include "gpusched/policy/ordering/fair_tree.hpp"
 #include "gpusched/policy/ordering/fifo.hpp"
+#include "gpusched/policy/ordering/kueue_share.hpp"
 #include "gpusched/policy/ordering/las.hpp"
 #include "gpusched/policy/ordering/multifactor.hpp"
 #include "gpusched/policy/ordering/themis.hpp"
@@ -55,17 +58,33 @@
 #include "gpusched/policy/preemption/las.hpp"
 #include "gpusched/policy/preemption/priority.hpp"
 #include "gpusched/topology/fabric.hpp"
+#include "gpusched/workload/quota.hpp"
+#include "gpusched/workload/tenant.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
 /// @brief Configuration some factories use (all optional). History (attained service, last
 /// placements) is not configuration: policies read it from the context.
+///
+/// The run's trees (`quotas`, `tenants`) are given here once: the factories that keep state in
+/// them take a copy (`admission=quota` copies the quota tree, whose usage it keeps), and the
+/// registry's `make_pipeline` installs both in the pipeline's environment
+/// (`pipeline::environment()`), where every policy reads them through the context
+/// (`schedule_context::quotas()`, `tenants()`: `preemption=checkpoint-aware-reclaim`,
+/// `ordering=kueue-drs`, `ordering=fair-tree`). A name that needs a tree it was not given is
+/// refused when it is built, naming the name and the input.
 struct policy_inputs {
   /// The cluster's topology model: `placement=topology` uses it (and then prefers a requeued
   /// job's previous domain); without one, fewest nodes and best fit only.
   std::shared_ptr<const topology_model> topology{};
   /// The GPU-time distribution `ordering=2d-gittins` needs (e.g. Tiresias' yarn prior).
   std::shared_ptr<const gpu_time_prior> prior{};
+  /// The run's quota tree (Kueue cohorts and queues): `admission=quota`, `ordering=kueue-drs`,
+  /// `preemption=checkpoint-aware-reclaim` need it (`read_quota_file` reads one).
+  std::shared_ptr<const quota_tree> quotas{};
+  /// The run's tenant tree (accounts and users with weights): `ordering=fair-tree` needs it;
+  /// `kueue-drs` and the checkpoint-aware preemption read tenants' weights from it.
+  std::shared_ptr<const tenant_tree> tenants{};
 };
 
 /// One row of a built-in table: a name, a one-line summary and a factory
@@ -86,6 +105,14 @@ builtin_entry(std::string_view, std::string_view, Make) -> builtin_entry<Make>;
 namespace detail {
 inline std::shared_ptr<const topology_model> topology_or_empty(const policy_inputs& in) {
   return in.topology ? in.topology : std::make_shared<const topology_model>();
+}
+/// @throws invalid_value_error naming `family=name` and the input when `present` is false.
+inline void needs_input(bool present, const char* family, const char* name, const char* input) {
+  if (!present) {
+    throw invalid_value_error(error_id::invalid_value, "policy registry", family, name,
+                              std::string("needs the run's ") + input +
+                                  " (policy_inputs::" + input + "; gpusched-replay --quotas FILE)");
+  }
 }
 }  // namespace detail
 
@@ -136,10 +163,23 @@ template <class Tag>
                   weighted(decayed_fair_share_factor{}, 10000.0), weighted(age_factor{}, 1000.0),
                   weighted(job_size_factor{}, 100.0), weighted(qos_factor{10}, 10000.0));
             }},
-        builtin_entry{"multifactor-nofs", "Slurm multifactor without fair share", [](in) {
+        builtin_entry{"multifactor-nofs", "Slurm multifactor without fair share",
+                      [](in) {
                         return make_multifactor(weighted(age_factor{}, 1000.0),
                                                 weighted(job_size_factor{}, 100.0),
                                                 weighted(qos_factor{10}, 10000.0));
+                      }},
+        builtin_entry{
+            "fair-tree", "Slurm Fair Tree over the run's tenant tree, own decayed usage (7 days)",
+            [](in i) {
+              detail::needs_input(i.tenants != nullptr, "ordering", "fair-tree", "tenants");
+              return fair_tree_ordering{};
+            }},
+        builtin_entry{"kueue-drs",
+                      "Kueue fair sharing: lowest dominant share of borrowed quota first",
+                      [](in i) {
+                        detail::needs_input(i.quotas != nullptr, "ordering", "kueue-drs", "quotas");
+                        return kueue_share_ordering{};
                       }}};
   } else if constexpr (std::same_as<Tag, admission_tag>) {
     return std::tuple{
@@ -150,7 +190,12 @@ template <class Tag>
         builtin_entry{"gang-easy", "all or nothing, EASY backfill",
                       [](in) { return gang_admission{queueing::easy_backfill}; }},
         builtin_entry{"gang-conservative", "all or nothing, conservative backfill",
-                      [](in) { return gang_admission{queueing::conservative_backfill}; }}};
+                      [](in) { return gang_admission{queueing::conservative_backfill}; }},
+        builtin_entry{"quota", "Kueue quotas of the run's quota tree in front of gang admission",
+                      [](in i) {
+                        detail::needs_input(i.quotas != nullptr, "admission", "quota", "quotas");
+                        return quota_admission<gang_admission>(*i.quotas);
+                      }}};
   } else if constexpr (std::same_as<Tag, packing_tag>) {
     return std::tuple{
         builtin_entry{"first-fit", "first node and GPUs that fit",
@@ -197,6 +242,15 @@ template <class Tag>
         builtin_entry{"none", "never preempt", [](in) { return no_preemption{}; }},
         builtin_entry{"checkpoint-aware", "least lost work since the last checkpoint",
                       [](in) { return checkpoint_aware_preemption{}; }},
+        builtin_entry{"checkpoint-aware-reclaim",
+                      "checkpoint-aware, also reclaiming quota from borrowers of the run's tree",
+                      [](in i) {
+                        detail::needs_input(i.quotas != nullptr, "preemption",
+                                            "checkpoint-aware-reclaim", "quotas");
+                        checkpoint_aware_options o;
+                        o.reclaim = true;
+                        return checkpoint_aware_preemption{std::move(o)};
+                      }},
         builtin_entry{"kube-default", "kube-scheduler's default preemption",
                       [](in) { return kube_default_preemption{}; }},
         builtin_entry{"las", "Tiresias: higher attained-service queues preempt lower ones",
@@ -374,8 +428,9 @@ class policy_registry {
                                                       const policy_inputs& in = {}) const {
     return make<preemption_tag>(n, in);
   }
-  /// Builds a pipeline from names. @throws invalid_value_error for an unknown name (checked
-  /// for every slot before anything is built).
+  /// Builds a pipeline from names, its environment holding the trees of `in` (see
+  /// `policy_inputs`). @throws invalid_value_error for an unknown name (checked for every slot
+  /// before anything is built), or a name that needs a tree `in` lacks.
   template <class = void>
   [[nodiscard]] any_pipeline make_pipeline(const pipeline_config& c,
                                            const policy_inputs& in = {}) const {
@@ -384,9 +439,12 @@ class policy_registry {
     check<packing_tag>(c.packing);
     check<placement_tag>(c.placement);
     check<preemption_tag>(c.preemption);
-    return any_pipeline(make_ordering(c.ordering, in), make_admission(c.admission, in),
-                        make_packing(c.packing, in), make_placement(c.placement, in),
-                        make_preemption(c.preemption, in));
+    any_pipeline pipe(make_ordering(c.ordering, in), make_admission(c.admission, in),
+                      make_packing(c.packing, in), make_placement(c.placement, in),
+                      make_preemption(c.preemption, in));
+    pipe.environment().quotas = in.quotas;
+    pipe.environment().tenants = in.tenants;
+    return pipe;
   }
   /// @throws invalid_value_error (unknown_name) unless family `Tag` has `name`.
   template <class Tag>

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include <gpusched/check/invariants.hpp>
-#include <gpusched/pipeline/registry.hpp>
 #include <gpusched/pipeline/pipeline.hpp>
+#include <gpusched/pipeline/registry.hpp>
 
 #include "generators.hpp"
 
@@ -38,7 +38,7 @@ struct same_state_as_default_pipeline {
   std::vector<gs::job_id> grow_sized;
   std::vector<gs::task_allocation> grow_added;
   gs::pipeline_options options;
-  gs::job_history history;  // what the policies read through the context
+  gs::policy_environment environment;         // what the policies read through the context
   std::optional<gs::gang_admission> saved_a;  // its copy while a cycle runs (strong guarantee)
 };
 static_assert(sizeof(gs::default_pipeline) == sizeof(same_state_as_default_pipeline));

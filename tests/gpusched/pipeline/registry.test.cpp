@@ -142,12 +142,35 @@ gs::pipeline_config config_with(std::string_view name) {
   return c;
 }
 
-/// What the factories get: a GPU-time prior (for 2d-gittins).
+/// The four teams of `four_teams` as a tenant tree: two accounts of two teams each, weights
+/// 1 to 4, so that Fair Tree ranks differ between accounts and within them.
+gs::tenant_tree two_accounts() {
+  const gs::tenant_id a{100}, b{101};
+  return gs::tenant_tree({{a, "acct-a", gs::tenant_id::invalid(), 1.0, 0},
+                          {b, "acct-b", gs::tenant_id::invalid(), 2.0, 0},
+                          {gs::tenant_id{0}, "team-0", a, 1.0, 0},
+                          {gs::tenant_id{1}, "team-1", a, 3.0, 0},
+                          {gs::tenant_id{2}, "team-2", b, 2.0, 0},
+                          {gs::tenant_id{3}, "team-3", b, 4.0, 0}});
+}
+
+/// What the factories get: a GPU-time prior (for 2d-gittins), the run's quota tree (quota,
+/// kueue-drs, checkpoint-aware-reclaim) and tenant tree (fair-tree).
 gs::policy_inputs test_inputs() {
   gs::policy_inputs in;
   in.prior = std::make_shared<const gs::gpu_time_prior>(
       std::vector<double>{30, 120, 600, 3600, 7200, 36000, 86400});
+  in.quotas = std::make_shared<const gs::quota_tree>(four_teams(gs::basic_catalog()));
+  in.tenants = std::make_shared<const gs::tenant_tree>(two_accounts());
   return in;
+}
+
+/// `pipe` with the trees of `in` in its environment, as the registry's `make_pipeline` does.
+template <class Pipeline>
+Pipeline with_trees(Pipeline pipe, const gs::policy_inputs& in) {
+  pipe.environment().quotas = in.quotas;
+  pipe.environment().tenants = in.tenants;
+  return pipe;
 }
 
 /// Every built-in policy of family `Tag`: static vs erased, others at their defaults.
@@ -156,8 +179,8 @@ void every_builtin(std::uint64_t seed, long cycles) {
   const auto in = test_inputs();
   for (const auto name : gs::builtin_names<Tag>()) {
     const auto ran = gs::with_builtin_policy<Tag>(name, in, [&](auto policy) {
-      lockstep(gs::make_pipeline(policy), gs::make_pipeline(config_with<Tag>(name), in), seed,
-               cycles,
+      lockstep(with_trees(gs::make_pipeline(policy), in),
+               gs::make_pipeline(config_with<Tag>(name), in), seed, cycles,
                std::string(gs::family_name<Tag>()) + "=" + std::string(name));
       return true;
     });
@@ -186,14 +209,15 @@ TEST_SUITE("pipeline/registry") {
   TEST_CASE("every admission with every preemption decides the same erased as statically") {
     const auto seed = gs::seed_from_env(1706);
     const auto cycles = cycles_from_env(100);
+    const auto in = test_inputs();
     for (const auto adm : gs::builtin_names<gs::admission_tag>()) {
       for (const auto pre : gs::builtin_names<gs::preemption_tag>()) {
-        gs::with_builtin_policy<gs::admission_tag>(adm, {}, [&](auto a) {
-          gs::with_builtin_policy<gs::preemption_tag>(pre, {}, [&](auto p) {
+        gs::with_builtin_policy<gs::admission_tag>(adm, in, [&](auto a) {
+          gs::with_builtin_policy<gs::preemption_tag>(pre, in, [&](auto p) {
             auto cfg = config_with<gs::admission_tag>(adm);
             cfg.preemption = pre;
-            lockstep(gs::make_pipeline(a, p), gs::make_pipeline(cfg), seed, cycles,
-                     std::string(adm) + "+" + std::string(pre));
+            lockstep(with_trees(gs::make_pipeline(a, p), in), gs::make_pipeline(cfg, in), seed,
+                     cycles, std::string(adm) + "+" + std::string(pre));
             return true;
           });
           return true;
@@ -215,8 +239,8 @@ TEST_SUITE("pipeline/registry") {
                               gs::make_packing_policy("first-fit"),
                               gs::make_placement_policy("first-fit"),
                               gs::any_preemption_policy(preemption));
-      lockstep(gs::make_pipeline(adm, preemption), std::move(erased), seed,
-               cycles_from_env(300), label);
+      lockstep(gs::make_pipeline(adm, preemption), std::move(erased), seed, cycles_from_env(300),
+               label);
     };
     run(gs::priority_preemption{}, "quota+priority");
     run(gs::checkpoint_aware_preemption{reclaiming}, "quota+checkpoint-aware(reclaim)");
@@ -278,8 +302,7 @@ TEST_SUITE("pipeline/registry") {
           "weighted DRF by progressive filling, incremental");
     // a fresh registry (no global state) does not know it
     CHECK_THROWS_WITH_AS((void)gs::policy_registry{}.make_ordering("newest-first"),
-                         doctest::Contains("unknown policy (known: fifo"),
-                         gs::invalid_value_error);
+                         doctest::Contains("unknown policy (known: fifo"), gs::invalid_value_error);
     CHECK_THROWS_WITH_AS(
         reg.add("newest-first", "again", [](const gs::policy_inputs&) { return newest_first{}; }),
         doctest::Contains("ordering"), gs::invalid_value_error);
@@ -308,8 +331,7 @@ TEST_SUITE("pipeline/registry") {
     CHECK(res.decisions[1].kind == gs::verdict::defer);
     // an unknown name in any slot fails before anything is built
     CHECK_THROWS_WITH_AS((void)reg.make_pipeline({.placement = "nope"}),
-                         doctest::Contains("placement"),
-                         gs::invalid_value_error);
+                         doctest::Contains("placement"), gs::invalid_value_error);
   }
 }
 

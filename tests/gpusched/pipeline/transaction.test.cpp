@@ -61,9 +61,9 @@ void alloc_disarm() {
 
 void* operator new(std::size_t n) { return pipeline_transaction_alloc::counted_alloc(n); }
 void* operator new[](std::size_t n) { return pipeline_transaction_alloc::counted_alloc(n); }
-void operator delete(void* p) noexcept { std::free(p); }  // NOLINT(cppcoreguidelines-no-malloc)
+void operator delete(void* p) noexcept { std::free(p); }    // NOLINT(cppcoreguidelines-no-malloc)
 void operator delete[](void* p) noexcept { std::free(p); }  // NOLINT(cppcoreguidelines-no-malloc)
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }  // NOLINT
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }    // NOLINT
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }  // NOLINT
 
 // This file's own namespace: its helpers never meet another test file's in a unity build.
@@ -148,13 +148,12 @@ struct faulty_admission {
                                 gs::ledger::transaction& tx, const gs::admission_tools& t) {
     return around([&] { return inner.approve(c, j, tx, t); });
   }
-  std::optional<gs::reclaim_scope> reclaim_for(const gs::schedule_context& c,
-                                               const gs::job_spec& j, const gs::reason& why) {
+  std::optional<gs::reclaim_scope> reclaim_for(const gs::schedule_context& c, const gs::job_spec& j,
+                                               const gs::reason& why) {
     return around([&] { return inner.reclaim_for(c, j, why); });
   }
   gs::admission_verdict approve_reclaim(const gs::schedule_context& c, const gs::job_spec& j,
-                                        gs::ledger::transaction& tx,
-                                        const gs::admission_tools& t) {
+                                        gs::ledger::transaction& tx, const gs::admission_tools& t) {
     return around([&] { return inner.approve_reclaim(c, j, tx, t); });
   }
   void on_committed(const gs::schedule_context& c, const gs::decision& d) {
@@ -248,8 +247,8 @@ using faulty_pipeline = gs::pipeline<faulty_ordering, faulty_admission, faulty_p
 
 /// A composition by names (admission may be "quota": quota_admission over four teams).
 struct composition {
-  std::string ordering = "fifo", admission = "gang", packing = "first-fit",
-              placement = "first-fit", preemption = "priority";
+  std::string ordering = "fifo", admission = "gang", packing = "first-fit", placement = "first-fit",
+              preemption = "priority";
   [[nodiscard]] std::string label() const {
     return ordering + "/" + admission + "/" + packing + "/" + placement + "/" + preemption;
   }
@@ -266,10 +265,19 @@ gs::quota_tree four_teams(const gs::gpu_catalog& cat) {
   return b.build();
 }
 
+/// The factories' inputs: a GPU-time prior, and the run's trees (the four teams' quota tree;
+/// a flat tenant tree of the four teams) for the names that read them.
 gs::policy_inputs test_inputs() {
   gs::policy_inputs in;
   in.prior = std::make_shared<const gs::gpu_time_prior>(
       std::vector<double>{30, 120, 600, 3600, 7200, 36000, 86400});
+  in.quotas = std::make_shared<const gs::quota_tree>(four_teams(gs::basic_catalog()));
+  std::vector<gs::tenant_spec> teams;
+  for (unsigned t = 0; t < 4; ++t) {
+    teams.push_back(
+        {gs::tenant_id{t}, "team-" + std::to_string(t), gs::tenant_id::invalid(), 1.0 + t, 0});
+  }
+  in.tenants = std::make_shared<const gs::tenant_tree>(std::move(teams));
   return in;
 }
 
@@ -284,11 +292,14 @@ faulty_pipeline make_faulty(const composition& c, const gs::gpu_catalog& cat, co
     reclaiming.reclaim = true;  // the free-quota reclaim path
     pre = gs::any_preemption_policy(gs::checkpoint_aware_preemption{reclaiming});
   }
-  return faulty_pipeline(faulty_ordering{gs::make_ordering_policy(c.ordering, in), f},
-                         faulty_admission{std::move(adm), f},
-                         faulty_packing{gs::make_packing_policy(c.packing, in), f},
-                         faulty_placement{gs::make_placement_policy(c.placement, in), f},
-                         faulty_preemption{std::move(pre), f});
+  faulty_pipeline pipe(faulty_ordering{gs::make_ordering_policy(c.ordering, in), f},
+                       faulty_admission{std::move(adm), f},
+                       faulty_packing{gs::make_packing_policy(c.packing, in), f},
+                       faulty_placement{gs::make_placement_policy(c.placement, in), f},
+                       faulty_preemption{std::move(pre), f});
+  pipe.environment().quotas = in.quotas;
+  pipe.environment().tenants = in.tenants;
+  return pipe;
 }
 
 /// A random job, sometimes elastic, sometimes checkpointing, spread over four tenants.
@@ -320,7 +331,8 @@ struct workload {
 
 workload make_workload(std::uint64_t seed, const gs::gpu_catalog& cat) {
   workload w{gs::random_engine(seed), {}, {}, 1, 0};
-  w.book = gs::ledger(gs::cluster(cat, gs::testing::random_nodes(w.g, 3 + gs::uniform_index(w.g, 4))));
+  w.book =
+      gs::ledger(gs::cluster(cat, gs::testing::random_nodes(w.g, 3 + gs::uniform_index(w.g, 4))));
   return w;
 }
 
@@ -358,9 +370,9 @@ void settle(workload& w, const gs::cycle_result& res) {
 
 /// Totals of a property run.
 struct tally {
-  long trials = 0;     // throws injected
-  long failures = 0;   // trials after which something differed
-  long admitted = 0;   // admissions in the reference cycles (the workload does something)
+  long trials = 0;    // throws injected
+  long failures = 0;  // trials after which something differed
+  long admitted = 0;  // admissions in the reference cycles (the workload does something)
 };
 
 /// Checks one injection: `pipe` (a copy of the state before), `book`, `rng` after the cycle
@@ -370,9 +382,10 @@ template <class P>
 bool check_after_throw(P& pipe, gs::ledger& book, gs::random_engine& rng, const workload& w,
                        const gs::testing::ledger_snapshot& before, std::uint64_t version_before,
                        const gs::random_engine& rng_before, const gs::cycle_result& thrown_out,
-                       const gs::cycle_result& ref_res, const gs::testing::ledger_snapshot& ref_after,
-                       const gs::cycle_result& ref_next, const std::vector<gs::job_spec>& next_pending,
-                       const std::string& where) {
+                       const gs::cycle_result& ref_res,
+                       const gs::testing::ledger_snapshot& ref_after,
+                       const gs::cycle_result& ref_next,
+                       const std::vector<gs::job_spec>& next_pending, const std::string& where) {
   const auto fail = [&](const char* what) {
     MESSAGE(where << ": " << what);
     return false;
@@ -385,7 +398,8 @@ bool check_after_throw(P& pipe, gs::ledger& book, gs::random_engine& rng, const 
   const auto now = now_of(w);
   const auto again = pipe.schedule(book, w.pending, now, rng);
   if (again != ref_res) return fail("the retried cycle differs from a fresh copy's");
-  if (gs::testing::ledger_snapshot::of(book) != ref_after) return fail("ledger after retry differs");
+  if (gs::testing::ledger_snapshot::of(book) != ref_after)
+    return fail("ledger after retry differs");
   const auto next = pipe.schedule(book, next_pending, now + gs::seconds(10), rng);
   if (next != ref_next) return fail("the cycle after the retry differs");
   return true;
@@ -416,11 +430,12 @@ tally run_property(const composition& c, std::uint64_t seed, long cycles, long f
       const auto ref_after = gs::testing::ledger_snapshot::of(ref_book);
       workload after = w;
       settle(after, ref_res);
-      const auto ref_next = ref_pipe.schedule(ref_book, after.pending, now + gs::seconds(10),
-                                              ref_rng);
+      const auto ref_next =
+          ref_pipe.schedule(ref_book, after.pending, now + gs::seconds(10), ref_rng);
       t.admitted += static_cast<long>(ref_res.count(gs::verdict::admit));
       const auto before = gs::testing::ledger_snapshot::of(w.book);
-      for (long k = static_cast<long>(seed % static_cast<std::uint64_t>(stride)); k < calls; k += stride) {
+      for (long k = static_cast<long>(seed % static_cast<std::uint64_t>(stride)); k < calls;
+           k += stride) {
         auto p = pipe;
         auto book = w.book;
         auto r = rng;
@@ -573,9 +588,8 @@ TEST_SUITE("pipeline/transaction") {
             }
             if (!check_after_throw(p, book, r, w, before, w.book.version(), rng, out, ref_res,
                                    ref_after, ref_next, after.pending,
-                                   c.label() + " cycle " + std::to_string(cyc) +
-                                       " allocation " + std::to_string(k) + " of " +
-                                       std::to_string(allocs)))
+                                   c.label() + " cycle " + std::to_string(cyc) + " allocation " +
+                                       std::to_string(k) + " of " + std::to_string(allocs)))
               ++failures;
           }
         }

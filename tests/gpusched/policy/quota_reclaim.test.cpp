@@ -112,8 +112,8 @@ TEST_SUITE("policy/preemption/quota_tree_view") {
                    start));
     gs::checkpoint_aware_options o;
     o.reclaim = true;
+    o.quotas = gs::quota_view_of(tree, book);  // a view of the policy's own
     auto pipe = gs::make_pipeline(gs::checkpoint_aware_preemption(o));
-    pipe.preemption().set_quotas(gs::quota_view_of(tree, book));
     gs::random_engine g(1);
     const std::vector<gs::job_spec> first{for_tenant(whole_gpu_job(9, 1, 8, 5), 1)};
     const auto res = pipe.schedule(book, first, t_now, g);
@@ -170,7 +170,19 @@ TEST_SUITE("policy/preemption/quota_tree_view") {
     o.reclaim = true;
     auto pipe =
         gs::make_pipeline(gs::quota_admission<>(team_ab(cat)), gs::checkpoint_aware_preemption(o));
-    pipe.preemption().set_quotas(gs::quota_view_of(pipe.admission().quotas()));
+    // the run's quota tree reaches the preemption policy through the context
+    pipe.environment().quotas = std::make_shared<const gs::quota_tree>(team_ab(cat));
+    {
+      // without the run's tree the preemption policy sees no quota positions: no reclaim
+      auto bare = gs::make_pipeline(gs::quota_admission<>(team_ab(cat)),
+                                    gs::checkpoint_aware_preemption(o));
+      gs::ledger copy = book;
+      gs::random_engine g0(1);
+      const std::vector<gs::job_spec> j9{for_tenant(whole_gpu_job(9, 1, 8, 5), 1)};
+      const auto r0 = bare.schedule(copy, j9, t_now, g0);
+      REQUIRE(r0.decisions.size() == 1);
+      CHECK(r0.decisions[0].kind == gs::verdict::defer);
+    }
     gs::random_engine g(1);
     const std::vector<gs::job_spec> first{for_tenant(whole_gpu_job(9, 1, 8, 5), 1)};
     const auto res = pipe.schedule(book, first, t_now, g);

@@ -23,13 +23,15 @@
 /// over dimensions with a non-zero cluster total `t_r`.
 ///
 /// `fair_tree_ordering` orders jobs by their tenant's factor (higher first), then FIFO
-/// (submit, id). `fair_tree_factor` is the same factor for `multifactor_ordering`.
-/// Complexity: ranking is O(T log T + T x D) for T tenants and D dimensions; ordering n jobs
-/// adds O(n log n).
+/// (submit, id), over the caller's usage and tree or over its own usage and the run's tree
+/// (`schedule_context::tenants()`). `fair_tree_factor` is the same factor for
+/// `multifactor_ordering`. Complexity: ranking is O(T log T + T x D) for T tenants and D
+/// dimensions; ordering n jobs adds O(n log n).
 #pragma once
 
 #include <algorithm>  // std::sort, std::max
-#include <cmath>      // std::isinf
+#include <chrono>
+#include <cmath>  // std::isinf
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -40,9 +42,12 @@
 #include <vector>
 
 #include "gpusched/config.hpp"
+#include "gpusched/core/error.hpp"
 #include "gpusched/policy/concepts.hpp"
 #include "gpusched/policy/detail/order_by_score.hpp"
+#include "gpusched/policy/hooks.hpp"
 #include "gpusched/policy/ordering/decay.hpp"
+#include "gpusched/policy/ordering/multifactor.hpp"  // decayed_fair_share_factor
 #include "gpusched/workload/tenant.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
@@ -174,30 +179,105 @@ class fair_tree_factor {
   mutable double cached_total_ = 0;
 };
 
+/// @brief Options of a `fair_tree_ordering` that keeps its own decayed usage and reads the run's
+/// tenant tree (the registry's `fair-tree`).
+struct fair_tree_options {
+  /// Slurm `PriorityDecayHalfLife` (default 7 days): usage `dt` old counts `2^(-dt / h)`.
+  sim_duration half_life = std::chrono::duration_cast<sim_duration>(std::chrono::hours{24 * 7});
+  /// Usage dimensions (`resource_basis` of the cluster): all GPUs pooled by default, plus CPU
+  /// and memory.
+  resource_basis::gpu_dimensions gpus = resource_basis::gpu_dimensions::pooled;
+};
+
 /// @brief Orders jobs by their tenant's Fair Tree factor (higher first), then FIFO (submit,
 /// id). A strict weak order. O(T log T + n log n) per `order`.
+///
+/// Two ways to make it:
+/// - `fair_tree_ordering(usage, tenants)`: the caller's decayed usage (which the caller
+///   accrues) and tenant tree;
+/// - `fair_tree_ordering(fair_tree_options)` (the registry's `fair-tree`): its own decayed
+///   usage, accrued from the ledger's running jobs at every `order` (as the `multifactor`
+///   fair-share factor does), over the run's tenant tree, read through the context
+///   (`schedule_context::tenants()`, the pipeline's environment). Ranks are recomputed when
+///   the time or the usage changes; the accrual is O(running tasks) per `order`.
+///   @throws invalid_value_error from `order` when the run has no tenant tree.
 class fair_tree_ordering {
  public:
   /// Opts into the ordering family.
   using policy_category = ordering_tag;
+  /// Told of releases, to charge its own usage up to them (a no-op with the caller's usage).
+  using hooks = hook_list<hook::incremental>;
   /// Reads decayed usage from `usage` and the tenants from `tenants`. @pre neither is null.
   fair_tree_ordering(std::shared_ptr<const decayed_usage> usage,
                      std::shared_ptr<const tenant_tree> tenants)
-      : factor_(std::move(usage), std::move(tenants)) {}
+      : factor_(std::in_place, std::move(usage), std::move(tenants)) {}
+  /// Keeps its own decayed usage and reads the run's tenant tree (see the class).
+  /// @throws invalid_value_error (field `half_life`) unless the half-life is positive.
+  explicit fair_tree_ordering(fair_tree_options o = {})
+      : own_(std::in_place, decayed_fair_share_options{o.half_life, nullptr, o.gpus}) {}
   /// The policy's name: `fair-tree`.
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "fair-tree"; }
-  /// The factor it orders by.
-  [[nodiscard]] const fair_tree_factor& factor() const noexcept { return factor_; }
+  /// The factor it orders by. @pre made from a usage and a tree (the first constructor).
+  [[nodiscard]] const fair_tree_factor& factor() const noexcept {
+    GPUSCHED_EXPECTS(factor_.has_value());
+    return *factor_;
+  }
+  /// The factor of every position of the run's tenant tree, as of the last `order` (empty
+  /// before it, or when made from a usage and a tree).
+  [[nodiscard]] std::span<const double> own_factors() const noexcept { return cache_; }
+
+  /// Incremental hook: nothing to do (usage is accrued from the ledger).
+  void on_admitted(const schedule_context&, const job_spec&, std::span<const task_allocation>) {}
+  /// Incremental hook: `job` is about to give back its resources; its own usage is charged up
+  /// to `ctx.now()` first (O(running tasks); nothing with the caller's usage).
+  void on_released(const schedule_context& ctx, const job_spec& j,
+                   std::span<const task_allocation> g) {
+    if (own_) own_->on_released(ctx, j, g);
+  }
 
   /// Sorts `jobs` by this policy's rule (see the class), the first to be considered first.
+  /// @throws invalid_value_error when made without a tree and the run has none.
   void order(const schedule_context& ctx, std::span<const job_spec*> jobs) {
     keyed_.clear();
-    for (const job_spec* j : jobs) keyed_.emplace_back(factor_(ctx, *j), j);
+    if (factor_) {
+      for (const job_spec* j : jobs) keyed_.emplace_back((*factor_)(ctx, *j), j);
+    } else {
+      const tenant_tree* tree = ctx.tenants();
+      if (tree == nullptr) {
+        throw invalid_value_error(error_id::invalid_value, "fair-tree ordering", "tenants", "none",
+                                  "needs the run's tenant tree (policy_inputs::tenants, or "
+                                  "gpusched-replay --quotas FILE)");
+      }
+      own_->prepare(ctx);
+      refresh(*tree, ctx.now());
+      for (const job_spec* j : jobs) {
+        const auto p = tree->find(j->tenant);
+        keyed_.emplace_back(p ? cache_[*p] : 0.0, j);
+      }
+    }
     detail::order_by_score(keyed_, jobs);
   }
 
  private:
-  fair_tree_factor factor_;
+  void refresh(const tenant_tree& tree, sim_time now) {
+    const decayed_usage* usage = own_->usage();
+    const share_vector t = usage->total(now);
+    const double key = t.size() == 0 ? 0.0 : t.sum();
+    if (cached_at_ && *cached_at_ == now && key == cached_total_ && cached_tree_ == &tree &&
+        cache_.size() == tree.size()) {
+      return;
+    }
+    cache_ = fair_tree_factors(tree, *usage, now);
+    cached_at_ = now;
+    cached_total_ = key;
+    cached_tree_ = &tree;
+  }
+  std::optional<fair_tree_factor> factor_;        // the caller's usage and tree
+  std::optional<decayed_fair_share_factor> own_;  // or its own usage (the run's tree)
+  std::vector<double> cache_;                     // own_: factors per tree position
+  std::optional<sim_time> cached_at_;
+  double cached_total_ = 0;
+  const tenant_tree* cached_tree_ = nullptr;
   std::vector<std::pair<double, const job_spec*>> keyed_;
 };
 

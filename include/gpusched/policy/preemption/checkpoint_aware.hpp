@@ -115,6 +115,7 @@
 #include "gpusched/policy/concepts.hpp"
 #include "gpusched/policy/hooks.hpp"
 #include "gpusched/policy/preemption/cost.hpp"
+#include "gpusched/policy/preemption/quota_tree_view.hpp"  // tenant_quota_from
 #include "gpusched/policy/preemption/reclaim.hpp"
 #include "gpusched/workload/quota.hpp"  // tenant_quota, quota_view
 
@@ -153,9 +154,14 @@ struct checkpoint_aware_options {
   sim_duration min_runtime{0};    ///< jobs younger than this are exempt
   sim_duration thrash_window{0};  ///< recently preempted jobs are a last resort
   bool allow_shrink = true;       ///< elastic jobs may shrink instead of being evicted
-  bool reclaim = false;           ///< quota reclaim from borrowing tenants (needs `quotas`)
-  fair_share_strategy fair_share = fair_share_strategy::none;  ///< needs `quotas`
-  /// Each tenant's quota position, for reclaim and the fair-share strategies (empty: none).
+  /// Quota reclaim from borrowing tenants (reads `quotas`, or the run's quota tree).
+  bool reclaim = false;
+  /// Kueue's fair-sharing strategy (reads `quotas`, or the run's quota tree).
+  fair_share_strategy fair_share = fair_share_strategy::none;
+  /// Each tenant's quota position, for reclaim and the fair-share strategies. Empty (the
+  /// default): the run's quota tree (`schedule_context::quotas()`, the pipeline's environment),
+  /// with usage counted from the ledger and weights from the run's tenant tree; no positions
+  /// when the run has no quota tree.
   quota_view quotas{};
   domain_function domain_of{};                                 ///< empty: `cluster::topology(node)`
   std::function<bool(const job_spec&)> needs_single_domain{};  ///< empty: never
@@ -284,9 +290,6 @@ class checkpoint_aware_preemption {
   [[nodiscard]] const checkpoint_aware_options& options() const noexcept { return opt_; }
   /// How the last `select` searched (candidates, subsets, probes, whether it was exact).
   [[nodiscard]] const preemption_search_stats& last_stats() const noexcept { return stats_; }
-  /// Replaces the quota view (`options().quotas`), e.g. with `quota_view_of(tree)` of a tree
-  /// that lives in the same pipeline (`policy/preemption/quota_tree_view.hpp`).
-  void set_quotas(quota_view q) { opt_.quotas = std::move(q); }
 
   /// Records that `id` was preempted at `when` (for thrash protection). O(1) amortised.
   void note_preempted(job_id id, sim_time when) {
@@ -505,11 +508,20 @@ class checkpoint_aware_preemption {
     return opt_.domain_of ? opt_.domain_of(c, n) : c.topology(n);
   }
 
+  /// Tenant `t`'s quota position: from `options().quotas` when given, else from the run's quota
+  /// tree (`ctx.quotas()`, usage counted from the ledger, weight from `ctx.tenants()`), else none.
+  /// Cached per selection. O(running tasks) on a miss.
   [[nodiscard]] std::optional<tenant_quota> quota(tenant_id t) {
     for (const auto& q : quota_cache_) {
       if (q.first == t) return q.second;
     }
-    quota_cache_.emplace_back(t, opt_.quotas ? opt_.quotas(t) : std::nullopt);
+    std::optional<tenant_quota> q;
+    if (opt_.quotas) {
+      q = opt_.quotas(t);
+    } else if (ctx_ != nullptr && ctx_->quotas() != nullptr) {
+      q = tenant_quota_from(*ctx_, *ctx_->quotas(), t);
+    }
+    quota_cache_.emplace_back(t, q);
     return quota_cache_.back().second;
   }
 

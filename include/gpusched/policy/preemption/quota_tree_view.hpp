@@ -12,19 +12,20 @@
 /// A tenant without a queue, or a dimension the tree does not govern, gives no position
 /// (never borrowing). The weight is `weight(t)` when given (Kueue `fairSharing.weight`), else 1.
 ///
-/// Two forms:
-/// - `quota_view_of(tree, book)` (no glue): keeps a copy of the tree's quotas and counts the
+/// Three forms:
+/// - the run's quota tree, read through the context (no glue, no view): a pipeline whose
+///   environment has a quota tree (`pipeline::environment().quotas`, installed by the
+///   registry's `make_pipeline` from `policy_inputs::quotas`) gives it to every policy as
+///   `ctx.quotas()`, and `checkpoint_aware_preemption` without a view of its own reads it with
+///   `tenant_quota_from(ctx, tree, t)`: usage counted from the ledger, weights from the run's
+///   tenant tree. This is the form the registry uses (`preemption=checkpoint-aware-reclaim`).
+/// - `quota_view_of(tree, book)`: keeps a copy of the tree's quotas and counts the
 ///   tenant's usage from the ledger's running jobs when called, so it is always current.
 ///   The ledger must outlive the view. O(running tasks) per call; the policy calls it once
 ///   per tenant per selection.
 /// - `quota_view_of(tree)`: reads the tree's own usage when called (O(1)); the tree must
-///   outlive the view and be current when the policy selects, e.g. the tree of a
-///   `quota_admission`, which recomputes it at every cycle start and charges every commit:
-///   @code
-///   auto pipe = make_pipeline(quota_admission(std::move(tree)), checkpoint_aware_preemption(o));
-///   pipe.preemption().set_quotas(quota_view_of(pipe.admission().quotas()));
-///   @endcode
-///   (the pipeline must then stay where it is: the view points into it).
+///   outlive the view and be current when the policy selects (a tree whose usage the caller
+///   keeps, e.g. with `quota_tree::recompute`).
 ///
 /// The view serves reclaim under a GPU shortage (`select`). When GPUs are free but the cohort's
 /// quota is lent out, the pipeline's free-quota path asks `quota_admission::reclaim_for` for the
@@ -41,7 +42,9 @@
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/ids.hpp"
+#include "gpusched/policy/context.hpp"
 #include "gpusched/workload/quota.hpp"
+#include "gpusched/workload/tenant.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
@@ -55,6 +58,27 @@ GPUSCHED_BEGIN_NAMESPACE
   if (q < 0 || d >= tree.dims() || !tree.governed(d)) return std::nullopt;
   const std::int64_t scale = r.what == quota_resource::kind::gpus ? 1000 : 1;
   return tenant_quota{tree.usage(q, d) * scale, tree.nominal(q, d) * scale, weight};
+}
+
+/// @brief Tenant `t`'s position in the run's quota tree `tree` for dimension `r`, with usage
+/// counted from `ctx.book()`'s running jobs of `t` (the tree's own usage is not read) and the
+/// weight of `t` in `ctx.tenants()` (1 when the run has no tenant tree or `t` is not in it).
+/// O(running tasks). @pre `r` is a GPU dimension of the tree (see `quota_view_of`).
+[[nodiscard]] inline std::optional<tenant_quota> tenant_quota_from(
+    const schedule_context& ctx, const quota_tree& tree, tenant_id t,
+    quota_resource r = quota_resource::gpu_milli()) {
+  double weight = 1.0;
+  if (const tenant_tree* tenants = ctx.tenants()) {
+    if (const auto p = tenants->find(t)) weight = (*tenants)[*p].weight;
+  }
+  auto q = tenant_quota_in(tree, t, r, weight);
+  if (!q) return q;
+  quota_vector used(tree.dims(), 0);
+  for (const auto& job : ctx.book().running()) {
+    if (job.spec.tenant == t) add_usage(ctx.state(), job.tasks, used);
+  }
+  q->usage = used[r.index()] * (r.what == quota_resource::kind::gpus ? 1000 : 1);
+  return q;
 }
 
 /// @brief A `quota_view` reading `tree` (see the file documentation).

@@ -11,6 +11,7 @@
 #include <gpusched/policy/ordering/multifactor.hpp>
 
 #include "generators.hpp"
+#include "preemption_fixtures.hpp"
 
 // This file's own namespace: its helpers never meet another test file's in a unity build.
 namespace policy_ordering_fair_tree_test {
@@ -132,6 +133,38 @@ TEST_SUITE("policy/ordering/fair_tree") {
     // As a multifactor factor: user 11's factor is 2/3.
     auto mf = gs::make_multifactor(gs::weighted(gs::fair_tree_factor(usage, tree), 1000.0));
     CHECK(mf.priority(ctx, jobs[1]) == doctest::Approx(2000.0 / 3));
+  }
+
+  TEST_CASE("fair_tree_ordering made without a tree reads the run's, with its own decayed usage") {
+    gs::random_engine g(1);
+    gs::ledger book(gs::cluster(gs::basic_catalog(), gs::testing::uniform_nodes(2, 8)));
+    gs::job_spec busy = gs::testing::whole_gpu_job(9, 1, 8);
+    busy.tenant = gs::tenant_id{11};
+    REQUIRE(gs::testing::run_on(book, busy, {0}, gs::at(gs::seconds(0))));
+    gs::policy_environment env;
+    env.tenants = std::make_shared<const gs::tenant_tree>(
+        std::vector<gs::tenant_spec>{node(1), node(2), node(11, 1), node(12, 1), node(21, 2)});
+    std::vector<gs::job_spec> jobs(3);
+    const unsigned tenants[] = {11, 12, 21};
+    for (unsigned i = 0; i < 3; ++i) {
+      jobs[i].id = gs::job_id{i + 1};
+      jobs[i].tenant = gs::tenant_id{tenants[i]};
+    }
+    std::vector<const gs::job_spec*> q;
+    for (const auto& j : jobs) q.push_back(&j);
+    gs::fair_tree_ordering order;  // the registry's fair-tree
+    // without a tenant tree in the run: a clear error
+    CHECK_THROWS_WITH_AS(order.order(gs::schedule_context(book, gs::at(gs::seconds(3600)), g), q),
+                         doctest::Contains("needs the run's tenant tree"), gs::invalid_value_error);
+    // tenant 11 ran 8 GPUs for an hour: account 2 (no usage) first, then 12 before 11
+    order.order(gs::schedule_context(book, gs::at(gs::seconds(3600)), g, env), q);
+    std::vector<unsigned> got;
+    for (const auto* j : q) got.push_back(j->id.value());
+    CHECK(got == std::vector<unsigned>{3, 2, 1});
+    REQUIRE(order.own_factors().size() == 5);
+    CHECK(order.own_factors()[4] == doctest::Approx(1.0));      // tenant 21: rank 3 of 3
+    CHECK(order.own_factors()[3] == doctest::Approx(2.0 / 3));  // tenant 12
+    CHECK(order.own_factors()[2] == doctest::Approx(1.0 / 3));  // tenant 11
   }
 
   TEST_CASE("property: at every level, a sibling with higher LF has all its leaves ranked above") {

@@ -259,11 +259,67 @@ TEST_SUITE("policy/ordering/kueue") {
   }
 }
 
+TEST_SUITE("policy/ordering/kueue_share") {
+  TEST_CASE("kueue_share_ordering made without quotas reads the run's quota tree") {
+    const auto cat = gs::basic_catalog();
+    gs::quota_tree::builder b(cat);
+    b.cohort("all");
+    b.queue("a", gs::tenant_id{1}, "all").nominal(gs::quota_resource::gpu_milli(), 4000);
+    b.queue("b", gs::tenant_id{2}, "all").nominal(gs::quota_resource::gpu_milli(), 4000);
+    gs::policy_environment env;
+    env.quotas = std::make_shared<const gs::quota_tree>(b.build());
+    env.tenants = std::make_shared<const gs::tenant_tree>(
+        std::vector<gs::tenant_spec>{{gs::tenant_id{1}, "a", gs::tenant_id::invalid(), 2.0, 0},
+                                     {gs::tenant_id{2}, "b", gs::tenant_id::invalid(), 1.0, 0}});
+    const auto quotas = gs::cohort_quotas_of(*env.quotas, env.tenants.get());
+    REQUIRE(quotas.size() == 2);
+    CHECK(quotas[0].gpu_milli == 4000);
+    CHECK(quotas[0].weight == 2.0);
+    CHECK(quotas[1].weight == 1.0);
+    // the same order as one made from those quotas, on random queues
+    gs::random_engine g(gs::seed_from_env(77));
+    gs::ledger book(gs::cluster(cat, gs::testing::random_nodes(g, 6)));
+    gs::kueue_share_ordering from_run;
+    gs::kueue_share_ordering given(quotas);
+    std::vector<gs::job_spec> jobs;
+    for (unsigned i = 1; i <= 12; ++i) {
+      auto j = gs::testing::random_job(g, cat, gs::job_id{i}, gs::at(gs::seconds(i)));
+      j.tenant = gs::tenant_id{1 + i % 2};
+      jobs.push_back(j);
+    }
+    std::vector<const gs::job_spec*> q1, q2;
+    for (const auto& j : jobs) q1.push_back(&j);
+    q2 = q1;
+    const gs::schedule_context ctx(book, gs::at(gs::seconds(100)), g, env);
+    from_run.order(ctx, q1);
+    given.order(ctx, q2);
+    CHECK(q1 == q2);
+    CHECK(from_run.lendable().gpu_milli == 8000.0);
+    CHECK(from_run.before(ctx, *q1[0], *q1[1]) == given.before(ctx, *q2[0], *q2[1]));
+    // without a quota tree in the run: a clear error
+    gs::kueue_share_ordering lost;
+    CHECK_THROWS_WITH_AS(lost.order(gs::schedule_context(book, {}, g), q1),
+                         doctest::Contains("needs the run's quota tree"), gs::invalid_value_error);
+  }
+}
+
 namespace {
-/// 2d-gittins needs a GPU-time prior; the others ignore it.
+/// 2d-gittins needs a GPU-time prior, fair-tree a tenant tree, kueue-drs a quota tree; the
+/// others ignore them. Tenants 0..2 (random_job's, here): one cohort, 4 GPUs each.
 gs::policy_inputs prior_inputs() {
   gs::policy_inputs in;
   in.prior = std::make_shared<const gs::gpu_time_prior>(std::vector<double>{60, 600, 3600, 36000});
+  gs::quota_tree::builder b(gs::basic_catalog());
+  b.cohort("all");
+  std::vector<gs::tenant_spec> teams;
+  for (unsigned t = 0; t < 3; ++t) {
+    b.queue("team-" + std::to_string(t), gs::tenant_id{t}, "all")
+        .nominal(gs::quota_resource::gpu_milli(), 4000);
+    teams.push_back(
+        {gs::tenant_id{t}, "team-" + std::to_string(t), gs::tenant_id::invalid(), 1.0 + t, 0});
+  }
+  in.quotas = std::make_shared<const gs::quota_tree>(b.build());
+  in.tenants = std::make_shared<const gs::tenant_tree>(std::move(teams));
   return in;
 }
 }  // namespace
@@ -281,7 +337,7 @@ TEST_SUITE("policy/ordering/registry") {
                                                         .packing = "first-fit",
                                                         .placement = "first-fit",
                                                         .preemption = "none"},
-                                     prior_inputs());
+                                    prior_inputs());
       gs::ledger book(gs::cluster(cat, gs::testing::random_nodes(g, 10)));
       std::vector<gs::job_spec> pending;
       unsigned id = 1;
