@@ -169,8 +169,9 @@ void init_pipeline(py::module_& m) {
           "The reason code: 'placed', 'insufficient', 'no_fit', 'over_quota', ...")
       .def_property_readonly(
           "resource", [](const gs::reason& r) { return std::string(gs::to_string(r.resource)); },
-          "The resource concerned: 'GPUs', 'milli-GPU', 'MIG slots', 'CPU millicores', 'MiB "
-          "memory', 'GPU replicas' or 'none'.")
+          "The resource concerned: 'GPUs', 'milli-GPU', 'MIG slots', 'MIG instances', 'CPU "
+          "millicores', "
+          "'MiB memory', 'GPU replicas' or 'none'.")
       .def_readonly("needed", &gs::reason::needed, "Amount needed, in `resource` units.")
       .def_readonly("available", &gs::reason::available, "Amount available, in `resource` units.")
       .def_readonly("group", &gs::reason::group, "Task group index concerned, or None.")
@@ -195,18 +196,19 @@ void init_pipeline(py::module_& m) {
       .def(
           "describe", [](const gs::reason& r) { return gs::describe(r); },
           "The reason as a sentence.")
-      .def("as_dict",
-           [](const gs::reason& r) {
-             py::dict d = reason_dict(r);
-             d["resource"] = std::string(gs::to_string(r.resource));
-             d["needed"] = r.needed;
-             d["available"] = r.available;
-             d["group"] = r.group;
-             d["scope"] = r.scope;
-             d["tasks_placed"] = r.tasks_placed;
-             return d;
-           },
-           "The reason as a dict: code, resource, needed, available, group, scope, tasks_placed.")
+      .def(
+          "as_dict",
+          [](const gs::reason& r) {
+            py::dict d = reason_dict(r);
+            d["resource"] = std::string(gs::to_string(r.resource));
+            d["needed"] = r.needed;
+            d["available"] = r.available;
+            d["group"] = r.group;
+            d["scope"] = r.scope;
+            d["tasks_placed"] = r.tasks_placed;
+            return d;
+          },
+          "The reason as a dict: code, resource, needed, available, group, scope, tasks_placed.")
       .def("__repr__", [](const gs::reason& r) {
         return "Reason('" + std::string(gs::to_string(r.code)) + "')";
       });
