@@ -70,6 +70,7 @@ py::list grants(const gs::task_allocation& a) {
     d["mig_slots"] = int{g.mig_slots};
     d["media"] = g.media;
     d["replica"] = g.replica;
+    d["mig_compute"] = int{g.mig_compute};
     out.append(std::move(d));
   }
   return out;
@@ -89,9 +90,11 @@ void init_pipeline(py::module_& m) {
       .def_property_readonly(
           "memory_mib", [](const gs::task_allocation& a) { return a.memory.value(); },
           "Memory the task holds (MiB).")
-      .def_property_readonly("gpus", &grants,
-                             "The GPU grants: dicts of gpu (cluster GPU index), milli, mig_slots "
-                             "(bit mask), media, replica.")
+      .def_property_readonly(
+          "gpus", &grants,
+          "The GPU grants: dicts of gpu (cluster GPU index), milli, mig_slots "
+          "(bit mask), media, replica, mig_compute (the MIG profile's compute slices, 0 when "
+          "not MIG).")
       .def("__repr__", [](const gs::task_allocation& a) {
         return "Allocation(node=" + std::to_string(a.node.value()) +
                ", gpus=" + std::to_string(a.gpus.size()) + ")";

@@ -111,7 +111,7 @@ TEST_SUITE("policy/never/quota") {
     CHECK(of(res, 2).kind == gs::verdict::admit);
   }
 
-  TEST_CASE("the limit is nominal plus borrowing limit; within it, a gang waits (defer)") {
+  TEST_CASE("the limit is nominal plus borrowing limit, and within it a gang waits (defer)") {
     const auto cat = gs::basic_catalog();
     const auto d = gs::quota_resource::gpus(cat.id("H100-SXM5-80GB"));
     gs::quota_tree::builder b(cat);

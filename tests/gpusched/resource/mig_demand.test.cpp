@@ -66,7 +66,7 @@ TEST_SUITE("resource/mig_profile") {
     CHECK(has(e, "MIG models: A100-SXM4-40GB"));
   }
 
-  TEST_CASE("an unknown name lists the model's profiles; an unknown model the MIG models") {
+  TEST_CASE("an unknown name lists the model's profiles, an unknown model the MIG models") {
     const auto e = error_of([] { (void)gs::gpu_demand::mig_profile("A100-SXM4-40GB", "3g.40gb"); });
     CHECK(has(e, "profile"));
     CHECK(has(e, "3g.40gb"));

@@ -207,10 +207,13 @@ GPUSCHED_BEGIN_NAMESPACE
 /// Renders an over-quota reason with the names of the quota node and GPU model, e.g.
 /// `over quota: needs 16 GPUs of H100-SXM5-80GB, 8 left under cohort 'research'`.
 ///
-/// A never-admissible reason (`exceeds_quota`) names the queue, the resource and its limits,
-/// e.g. `never admissible by quota: needs 16 GPUs of H100-SXM5-80GB, more than queue 'team-a'
-/// can ever be given (at most 8: nominal quota 8, borrowing limit 0)`, and the cohort that holds
-/// less when that binds (`; cohort 'org' holds 12 in all`). O(depth).
+/// A never-admissible reason (`exceeds_quota`) names the queue, the resource and its limits:
+/// @code{.txt}
+/// never admissible by quota: needs 16 GPUs of H100-SXM5-80GB, more than queue 'team-a' can
+///   ever be given (at most 8: nominal quota 8, borrowing limit 0)
+/// @endcode
+/// (one line), then the cohort that holds less when that binds, as in
+/// `; cohort 'org' holds 12 in all`. O(depth).
 [[nodiscard]] inline std::string describe_quota(const reason& r, const quota_tree& q,
                                                 const gpu_catalog& catalog) {
   if (r.code == reason_code::exceeds_quota && r.scope && *r.scope >= 0 &&
