@@ -72,6 +72,7 @@ py::list grants(const gs::task_allocation& a) {
     d["mig_slots"] = int{g.mig_slots};
     d["media"] = g.media;
     d["replica"] = g.replica;
+    d["mig_compute"] = int{g.mig_compute};
     out.append(std::move(d));
   }
   return out;
@@ -91,9 +92,11 @@ void init_pipeline(py::module_& m) {
       .def_property_readonly(
           "memory_mib", [](const gs::task_allocation& a) { return a.memory.value(); },
           "Memory the task holds (MiB).")
-      .def_property_readonly("gpus", &grants,
-                             "The GPU grants: dicts of gpu (cluster GPU index), milli, mig_slots "
-                             "(bit mask), media, replica.")
+      .def_property_readonly(
+          "gpus", &grants,
+          "The GPU grants: dicts of gpu (cluster GPU index), milli, mig_slots "
+          "(bit mask), media, replica, mig_compute (the MIG profile's compute slices, 0 when "
+          "not MIG).")
       .def("__repr__", [](const gs::task_allocation& a) {
         return "Allocation(node=" + std::to_string(a.node.value()) +
                ", gpus=" + std::to_string(a.gpus.size()) + ")";
@@ -171,8 +174,9 @@ void init_pipeline(py::module_& m) {
           "The reason code: 'placed', 'insufficient', 'no_fit', 'over_quota', ...")
       .def_property_readonly(
           "resource", [](const gs::reason& r) { return std::string(gs::to_string(r.resource)); },
-          "The resource concerned: 'GPUs', 'milli-GPU', 'MIG slots', 'CPU millicores', 'MiB "
-          "memory', 'GPU replicas' or 'none'.")
+          "The resource concerned: 'GPUs', 'milli-GPU', 'MIG slots', 'MIG instances', 'CPU "
+          "millicores', "
+          "'MiB memory', 'GPU replicas' or 'none'.")
       .def_readonly("needed", &gs::reason::needed, "Amount needed, in `resource` units.")
       .def_readonly("available", &gs::reason::available, "Amount available, in `resource` units.")
       .def_readonly("group", &gs::reason::group, "Task group index concerned, or None.")
@@ -197,18 +201,19 @@ void init_pipeline(py::module_& m) {
       .def(
           "describe", [](const gs::reason& r) { return gs::describe(r); },
           "The reason as a sentence.")
-      .def("as_dict",
-           [](const gs::reason& r) {
-             py::dict d = reason_dict(r);
-             d["resource"] = std::string(gs::to_string(r.resource));
-             d["needed"] = r.needed;
-             d["available"] = r.available;
-             d["group"] = r.group;
-             d["scope"] = r.scope;
-             d["tasks_placed"] = r.tasks_placed;
-             return d;
-           },
-           "The reason as a dict: code, resource, needed, available, group, scope, tasks_placed.")
+      .def(
+          "as_dict",
+          [](const gs::reason& r) {
+            py::dict d = reason_dict(r);
+            d["resource"] = std::string(gs::to_string(r.resource));
+            d["needed"] = r.needed;
+            d["available"] = r.available;
+            d["group"] = r.group;
+            d["scope"] = r.scope;
+            d["tasks_placed"] = r.tasks_placed;
+            return d;
+          },
+          "The reason as a dict: code, resource, needed, available, group, scope, tasks_placed.")
       .def("__repr__", [](const gs::reason& r) {
         return "Reason('" + std::string(gs::to_string(r.code)) + "')";
       });

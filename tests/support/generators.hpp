@@ -59,8 +59,12 @@ inline task_request random_request(random_engine& g, const gpu_catalog& cat) {
   r.cpu = cpu_millis{static_cast<std::int64_t>(uniform_index(g, 16000))};
   r.memory = memory_mib{static_cast<std::int64_t>(uniform_index(g, 64 * 1024))};
   if (r.gpu.kind != gpu_demand_kind::none && uniform_index(g, 4) == 0) {
-    r.allowed_models.insert(
-        gpu_model_id{static_cast<gpu_model_id::rep>(uniform_index(g, cat.size()))});
+    const gpu_model_id m{static_cast<gpu_model_id::rep>(uniform_index(g, cat.size()))};
+    // a MIG demand only on a model with its profile (validation refuses others, issue 36)
+    if (r.gpu.kind != gpu_demand_kind::mig ||
+        cat[m].mig.find(r.gpu.mig_compute, r.gpu.mig_memory)) {
+      r.allowed_models.insert(m);
+    }
   }
   return r;
 }

@@ -24,7 +24,9 @@ using gpu_index = strong_id<struct gpu_index_tag>;
 /// @brief A grant on one GPU.
 /// - whole GPU: `milli == 1000`, `mig_slots == 0`;
 /// - share: `0 < milli < 1000` (or 1000 for a full share), `mig_slots == 0`;
-/// - MIG instance: `milli == 0`, `mig_slots` the occupied memory slices, `media` for `+me`;
+/// - MIG instance: `milli == 0`, `mig_slots` the occupied memory slices, `media` for `+me`,
+///   `mig_compute` the profile's compute slices (0 when the grant's maker did not say; the
+///   memory slices and `media` then identify the profile where the model has only one such);
 /// - replica of a time-sliced / MPS GPU: `replica`, `milli == 0`, `mig_slots == 0`.
 struct gpu_grant {
   /// The GPU granted.
@@ -38,6 +40,9 @@ struct gpu_grant {
   bool media = false;
   /// One replica of a time-sliced or MPS GPU.
   bool replica = false;
+  /// The MIG instance's compute slices (the `Ng` of its profile); 0 when not a MIG instance or
+  /// not known. Printed placements name the profile with it (`gpu0:3g.20gb@4`).
+  std::uint8_t mig_compute = 0;
   friend constexpr bool operator==(const gpu_grant&, const gpu_grant&) noexcept = default;
 };
 

@@ -16,7 +16,7 @@
 /// `task_allocation`s; everybody else sees a `const cluster&`.
 #pragma once
 
-#include <algorithm>  // std::max
+#include <algorithm>  // std::max, std::find_if
 #include <bit>        // std::popcount
 #include <cstdint>
 #include <optional>
@@ -35,6 +35,7 @@
 #include "gpusched/core/quantity.hpp"
 #include "gpusched/detail/max_tree.hpp"
 #include "gpusched/resource/gpu_model.hpp"
+#include "gpusched/resource/mig_catalog.hpp"
 #include "gpusched/resource/request.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
@@ -185,8 +186,18 @@ class cluster {
       if (s.gpus.value() > 0) {
         const auto model = catalog_.id(s.gpu_model, where, "gpu_model");
         if (s.mig_enabled && !catalog_[model].supports_mig()) {
-          throw invalid_value_error(error_id::inconsistent, where, "mig_enabled", "true",
-                                    "GPU model '" + s.gpu_model + "' has no MIG");
+          const bool in_mig_catalog =
+              std::find_if(mig_model_names.begin(), mig_model_names.end(), [&](const char* n) {
+                return s.gpu_model == n;
+              }) != mig_model_names.end();
+          throw invalid_value_error(
+              error_id::inconsistent, where, "mig_enabled", "true",
+              "GPU model '" + s.gpu_model + "' has no MIG table in this catalog" +
+                  (in_mig_catalog ? std::string("; gpusched::mig_catalog() has its MIG table "
+                                                "(basic_catalog() has MIG for A100-SXM4-40GB "
+                                                "only)")
+                                  : std::string("; gpusched::mig_catalog() has none for it "
+                                                "either: give its gpu_model a mig table")));
         }
       }
       check_sharing(where, s.sharing, s.replicas, s.gpus.value() > 0, s.mig_enabled);

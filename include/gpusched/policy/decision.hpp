@@ -6,7 +6,7 @@
 /// `reclaim_scope`, what an admission policy hands a preemption policy for a quota reclaim.
 #pragma once
 
-#include <bit>  // std::countr_zero, std::countl_zero
+#include <bit>  // std::countr_zero, std::countl_zero, std::popcount
 #include <cstddef>
 #include <cstdint>
 #include <memory>  // std::addressof
@@ -48,6 +48,11 @@ enum class reason_code : std::uint8_t {
   backoff,               ///< retried too often; waits until `until`
   no_victims,            ///< no admissible victim set frees enough
   topology,              ///< no network domain at the required level can host the gang
+  /// Never admissible: the gang at its minimum size needs more of `resource` than its queue
+  /// could ever be given, its nominal quota plus borrowing limit with nothing else in use
+  /// (Kueue's potential available; `scope` is the quota node whose limit binds). Waiting
+  /// cannot help; comes with `verdict::reject`.
+  exceeds_quota,
 };
 
 /// The resource a reason is about.
@@ -59,6 +64,8 @@ enum class resource_kind : std::uint8_t {
   cpu,
   memory,
   gpu_replica,  ///< a replica of a time-sliced / MPS GPU
+  /// MIG instances of the profile a task group asks for (`gpu_demand::mig`)
+  mig_instance,
 };
 
 /// The verdict's name: `admit`, `defer` or `reject`.
@@ -100,6 +107,8 @@ constexpr std::string_view to_string(reason_code c) noexcept {
       return "no_victims";
     case reason_code::topology:
       return "topology";
+    case reason_code::exceeds_quota:
+      return "exceeds_quota";
   }
   return "?";
 }
@@ -120,16 +129,18 @@ constexpr std::string_view to_string(resource_kind r) noexcept {
       return "MiB memory";
     case resource_kind::gpu_replica:
       return "GPU replicas";
+    case resource_kind::mig_instance:
+      return "MIG instances";
   }
   return "?";
 }
 
 /// An amount with its unit, singular where English needs it: `1 GPU`, `8 GPUs`, `1 MIG slot`,
-/// `500 milli-GPU`.
+/// `500 milli-GPU`, `1 MIG instance`.
 inline std::string amount_text(std::int64_t n, resource_kind r) {
   std::string unit(to_string(r));
-  if (n == 1 &&
-      (r == resource_kind::gpu || r == resource_kind::mig_slot || r == resource_kind::gpu_replica))
+  if (n == 1 && (r == resource_kind::gpu || r == resource_kind::mig_slot ||
+                 r == resource_kind::gpu_replica || r == resource_kind::mig_instance))
     unit.pop_back();
   return std::to_string(n) + " " + unit;
 }
@@ -238,6 +249,17 @@ struct reason {
             .available = most_on_a_node,
             .group = group};
   }
+  /// Task group `group` needs `needed` MIG instances of its profile (at its minimum size), more
+  /// than every MIG GPU of the cluster that its request allows could hold together, empty
+  /// (`cluster_holds`).
+  [[nodiscard]] static reason unschedulable_mig(std::int32_t group, std::int64_t needed,
+                                                std::int64_t cluster_holds) {
+    return {.code = reason_code::unschedulable,
+            .resource = resource_kind::mig_instance,
+            .needed = needed,
+            .available = cluster_holds,
+            .group = group};
+  }
   /// Waits behind `head`, the first job of a strict FIFO queue, which did not fit.
   [[nodiscard]] static reason blocked_by(job_id head) {
     return {.code = reason_code::blocked_by_head, .related = head};
@@ -251,6 +273,19 @@ struct reason {
             .resource = r,
             .needed = needed,
             .available = left,
+            .model = model,
+            .scope = scope};
+  }
+  /// Never admissible by quota: needs `needed` of `r` (of GPU model `model`, when the quota is per
+  /// model), more than `at_most`, what its queue could ever be given (nominal quota plus
+  /// borrowing limit, Kueue's potential available); `scope` is the quota node whose limit binds.
+  [[nodiscard]] static reason exceeds_quota(resource_kind r, std::int64_t needed,
+                                            std::int64_t at_most, gpu_model_id model = {},
+                                            std::optional<std::int32_t> scope = std::nullopt) {
+    return {.code = reason_code::exceeds_quota,
+            .resource = r,
+            .needed = needed,
+            .available = at_most,
             .model = model,
             .scope = scope};
   }
@@ -314,7 +349,19 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
     }
     return "group #" + std::to_string(*r.group) + ": ";
   };
-  const auto amounts = [&] { return amount_text(r.needed, r.resource); };
+  // MIG instances name their shape when the job's group says it: "of 3 compute and 4 memory
+  // slices" (profile names are per GPU model; a reason carries no model)
+  const auto mig_shape = [&]() -> std::string {
+    if (r.resource != resource_kind::mig_instance || job == nullptr || !r.group || *r.group < 0 ||
+        static_cast<std::size_t>(*r.group) >= job->groups.size()) {
+      return "";
+    }
+    const gpu_demand& d = job->groups[static_cast<std::size_t>(*r.group)].request.gpu;
+    if (d.kind != gpu_demand_kind::mig) return "";
+    return " of " + std::to_string(d.mig_compute) + " compute and " + std::to_string(d.mig_memory) +
+           " memory slices";
+  };
+  const auto amounts = [&] { return amount_text(r.needed, r.resource) + mig_shape(); };
   const auto tasks_placed = [&]() -> std::string {
     if (!r.tasks_placed || *r.tasks_placed < 0) return "";
     return "; the best attempt placed " + std::to_string(*r.tasks_placed) +
@@ -328,7 +375,7 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
     case reason_code::placed_by_preemption:
       return "placed after preempting lower-priority jobs";
     case reason_code::insufficient:
-      return "needs " + amounts() + " in all, only " + std::to_string(r.available) +
+      return group() + "needs " + amounts() + " in all, only " + std::to_string(r.available) +
              " free in the cluster";
     case reason_code::no_fit:
       if (r.available >= r.needed && r.needed > 0) {
@@ -340,6 +387,11 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
       return group() + "no node can host a task needing " + amounts() +
              " (the most free on one node: " + std::to_string(r.available) + ")" + tasks_placed();
     case reason_code::unschedulable:
+      if (r.resource == resource_kind::mig_instance) {
+        return group() + "needs " + amounts() +
+               " in all, more than the cluster's MIG GPUs it may use can hold even when empty (" +
+               std::to_string(r.available) + ")";
+      }
       if (r.group && *r.group >= 0) {
         return group() + "a task needs " + amounts() + ", more than any node has (at most " +
                std::to_string(r.available) + ")";
@@ -367,6 +419,14 @@ inline std::string describe(const reason& r, const job_spec* job = nullptr) {
                std::to_string(r.available) + " after evicting every admissible candidate";
       }
       return "no set of preemptible lower-priority jobs frees enough room";
+    case reason_code::exceeds_quota:
+      return "never admissible by quota: needs " + amounts() +
+             (r.model.valid() ? " of model #" + std::to_string(r.model.value()) : std::string()) +
+             ", more than its queue can ever be given (at most " + std::to_string(r.available) +
+             ": nominal quota plus borrowing limit" +
+             (r.scope && *r.scope >= 0 ? ", quota node #" + std::to_string(*r.scope)
+                                       : std::string()) +
+             ")";
     case reason_code::topology:
       return group() + "no network domain at the required level can host the gang's " + amounts() +
              " (the most one such domain can take: " + std::to_string(r.available) + ")";
@@ -413,9 +473,38 @@ struct growth {
   friend bool operator==(const growth&, const growth&) noexcept = default;
 };
 
+/// The MIG profile of grant `g` on its GPU's model in `c`'s catalog: the one with the grant's
+/// compute slices (`mig_compute`), memory slices and `+me` flag; when `mig_compute` is 0, the
+/// only profile whose memory slices, flag and placements match, if just one does. Null when none
+/// (or several) match. O(profiles).
+[[nodiscard]] inline const mig_profile* grant_profile(const cluster& c,
+                                                      const gpu_grant& g) noexcept {
+  if (g.mig_slots == 0) return nullptr;
+  const gpu_state& s = c.gpu(g.gpu);
+  if (!s.model.valid() || !c.catalog().contains(s.model)) return nullptr;
+  const mig_geometry& geo = c.catalog()[s.model].mig;
+  const auto memory = static_cast<std::uint8_t>(std::popcount(static_cast<unsigned>(g.mig_slots)));
+  const auto start = static_cast<unsigned>(std::countr_zero(static_cast<unsigned>(g.mig_slots)));
+  const mig_profile* found = nullptr;
+  for (const auto& p : geo.profiles) {
+    if (p.memory_slices != memory || p.media_extension != g.media) continue;
+    if (((p.placement_starts >> start) & 1u) == 0 || p.slots_at(start) != g.mig_slots) continue;
+    if (g.mig_compute != 0) {
+      if (p.compute_slices == g.mig_compute) return &p;
+      continue;
+    }
+    if (found != nullptr) return nullptr;  // ambiguous (1g.10gb and 2g.10gb both take 2 slices)
+    found = &p;
+  }
+  return found;
+}
+
 /// Renders a placement, one entry per task: `node` (CPU-only), `node[gpu0-3]` (whole GPUs,
-/// node-local indices, runs compressed), `node[gpu1:250m]` (a share), `node[gpu0:mig0-3]` (a MIG
-/// instance on memory slices 0..3), `node[gpu0:replica]` (a replica of a time-sliced / MPS GPU).
+/// node-local indices, runs compressed), `node[gpu1:250m]` (a share), `node[gpu0:3g.20gb@4]`
+/// (a MIG instance: its profile's name on the GPU's model and its first memory slice, as
+/// `nvidia-smi mig -lgi` lists placements; `node[gpu0:mig4-7]`, the memory slices, when the
+/// catalog names no single profile for the grant, see `grant_profile`), `node[gpu0:replica]` (a
+/// replica of a time-sliced / MPS GPU). O(grants x profiles).
 inline std::string describe_placement(const std::vector<task_allocation>& p, const cluster& c) {
   std::string out;
   for (const auto& a : p) {
@@ -438,7 +527,11 @@ inline std::string describe_placement(const std::vector<task_allocation>& p, con
       if (g.mig_slots != 0) {
         const int lo = std::countr_zero(static_cast<unsigned>(g.mig_slots));
         const int hi = 31 - std::countl_zero(static_cast<unsigned>(g.mig_slots));
-        out += ":mig" + std::to_string(lo) + (hi > lo ? "-" + std::to_string(hi) : "");
+        if (const mig_profile* prof = grant_profile(c, g)) {
+          out += ":" + prof->name + "@" + std::to_string(lo);
+        } else {
+          out += ":mig" + std::to_string(lo) + (hi > lo ? "-" + std::to_string(hi) : "");
+        }
         ++k;
         continue;
       }

@@ -10,16 +10,20 @@
 /// visiting site.
 #pragma once
 
-#include <cstdint>  // std::uint8_t
+#include <algorithm>  // std::find, std::sort
+#include <cstdint>    // std::uint8_t
 #include <string>
+#include <string_view>
 #include <type_traits>  // std::is_invocable_v, std::invoke_result_t, std::remove_cvref_t
-#include <utility>      // std::forward
+#include <utility>      // std::forward, std::pair
+#include <vector>
 
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/quantity.hpp"
 #include "gpusched/detail/overloaded.hpp"
 #include "gpusched/resource/gpu_model.hpp"
+#include "gpusched/resource/mig_catalog.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
@@ -83,6 +87,18 @@ struct gpu_demand {
   static constexpr gpu_demand mig(std::uint8_t compute, std::uint8_t memory) noexcept {
     return {gpu_demand_kind::mig, {}, {}, compute, memory, {}};
   }
+  /// One MIG instance of the profile named `profile` on GPU model `model` of `catalog` (the
+  /// per-model names of `nvidia-smi mig -lgip`, e.g. `3g.20gb` on an A100-SXM4-40GB, `3g.40gb`
+  /// on an H100-SXM5-80GB): the demand is that profile's shape, `mig(compute, memory)`, which
+  /// other models offer under their own names (set `task_request::allowed_models` to keep the
+  /// task on `model`). @throws invalid_value_error (unknown_name) naming an unknown model (with
+  /// the catalog's MIG models) or a profile `model` does not have (with its profiles); a `+me`
+  /// profile is refused (demands with media extensions are not supported). O(models + profiles).
+  static gpu_demand mig_profile(const gpu_catalog& catalog, std::string_view model,
+                                std::string_view profile);
+  /// As above with `mig_catalog()`, which has every MIG-capable model of the hardware notes:
+  /// `gpu_demand::mig_profile("A100-SXM4-40GB", "3g.20gb") == gpu_demand::mig(3, 4)`.
+  static gpu_demand mig_profile(std::string_view model, std::string_view profile);
   /// One replica of a shared (time-sliced or MPS) GPU, optionally with a device-memory ask.
   static constexpr gpu_demand replica(memory_mib gpu_memory = {}) noexcept {
     return {gpu_demand_kind::replica, {}, {}, 0, 0, gpu_memory};
@@ -156,13 +172,98 @@ struct task_request {
   friend bool operator==(const task_request&, const task_request&) noexcept = default;
 };
 
+inline gpu_demand gpu_demand::mig_profile(const gpu_catalog& catalog, std::string_view model,
+                                          std::string_view profile) {
+  const std::string where = "gpu_demand::mig_profile";
+  const auto id = catalog.find(model);
+  if (!id || !catalog[*id].supports_mig()) {
+    std::string known;
+    for (const auto& m : catalog.models()) {
+      if (m.supports_mig()) known += (known.empty() ? "" : ", ") + m.name;
+    }
+    throw invalid_value_error(
+        error_id::unknown_name, where, "model", std::string(model),
+        std::string(id ? "has no MIG table in this catalog" : "unknown GPU model") +
+            " (MIG models: " + (known.empty() ? std::string("none") : known) + ")");
+  }
+  const gpu_model& m = catalog[*id];
+  const auto* p = m.mig.find(profile);  // (the member function hides the type name here)
+  if (p == nullptr || p->media_extension) {
+    std::string names;
+    for (const auto& q : m.mig.profiles) {
+      if (!q.media_extension) names += (names.empty() ? "" : ", ") + q.name;
+    }
+    throw invalid_value_error(
+        error_id::unknown_name, where, "profile", std::string(profile),
+        std::string(p != nullptr ? "a +me profile, which a demand cannot ask for"
+                                 : "not a MIG profile of " + m.name) +
+            " (its profiles: " + names + ")");
+  }
+  return mig(p->compute_slices, p->memory_slices);
+}
+
+inline gpu_demand gpu_demand::mig_profile(std::string_view model, std::string_view profile) {
+  static const gpu_catalog catalog = mig_catalog();
+  return mig_profile(catalog, model, profile);
+}
+
+namespace detail {
+/// Checks that some model of `catalog` allowed by `allowed` has a MIG profile of `compute` and
+/// `memory` slices (not `+me`). @throws invalid_value_error naming the models that have the
+/// shape (when `allowed` excludes them) or the shapes the catalog offers. O(models x profiles).
+inline void validate_mig_shape(std::uint8_t compute, std::uint8_t memory,
+                               const gpu_model_set& allowed, const gpu_catalog& catalog,
+                               const std::string& where) {
+  std::string with;    // models that have the shape ("A100-SXM4-40GB (3g.20gb)")
+  std::string shapes;  // distinct shapes of the catalog ("1c/1m, 1c/2m, ...")
+  std::string mig_models;
+  std::vector<std::pair<std::uint8_t, std::uint8_t>> seen;
+  for (std::size_t i = 0; i < catalog.size(); ++i) {
+    const gpu_model_id id{static_cast<gpu_model_id::rep>(i)};
+    const gpu_model& m = catalog[id];
+    if (!m.supports_mig()) continue;
+    mig_models += (mig_models.empty() ? "" : ", ") + m.name;
+    for (const auto& p : m.mig.profiles) {
+      if (p.media_extension) continue;
+      const std::pair<std::uint8_t, std::uint8_t> sh{p.compute_slices, p.memory_slices};
+      if (std::find(seen.begin(), seen.end(), sh) == seen.end()) seen.push_back(sh);
+    }
+    if (const mig_profile* p = m.mig.find(compute, memory)) {
+      if (allowed.admits(id)) return;
+      with += (with.empty() ? "" : ", ") + m.name + " (" + p->name + ")";
+    }
+  }
+  const std::string value = std::to_string(compute) + "c/" + std::to_string(memory) + "m";
+  const std::string shape = "a MIG profile of " + std::to_string(compute) + " compute and " +
+                            std::to_string(memory) + " memory slices";
+  if (!with.empty()) {
+    throw invalid_value_error(error_id::inconsistent, where, "gpu.mig", value,
+                              "no allowed GPU model has " + shape + "; models with it: " + with);
+  }
+  if (mig_models.empty()) {
+    throw invalid_value_error(error_id::invalid_value, where, "gpu.mig", value,
+                              "no GPU model of the catalog has MIG (gpusched::mig_catalog() has "
+                              "the MIG tables of every MIG-capable model)");
+  }
+  std::sort(seen.begin(), seen.end());
+  for (const auto& [c, mm] : seen) {
+    shapes += (shapes.empty() ? "" : ", ") + std::to_string(c) + "c/" + std::to_string(mm) + "m";
+  }
+  throw invalid_value_error(error_id::invalid_value, where, "gpu.mig", value,
+                            "no GPU model of the catalog has " + shape + " (shapes offered: " +
+                                shapes + "; MIG models: " + mig_models + ")");
+}
+}  // namespace detail
+
 /// The most GPUs one node may have (and so one task may hold).
 inline constexpr int max_gpus_per_node = 16;
 
 /// Checks a request's values. `where` names the request in messages (e.g. `job 7 group
 /// 'worker'`). @throws invalid_value_error naming the field and value: negative CPU or memory,
 /// zero or negative whole count, a count above `max_gpus_per_node`, a share outside 1..1000,
-/// zero MIG slices, a negative replica memory ask, or an allowed model not in `catalog`.
+/// zero MIG slices or a MIG shape that no (allowed) model of `catalog` offers (the message names
+/// the models that have it, or the shapes the catalog offers), a negative replica memory ask, or
+/// an allowed model not in `catalog`.
 inline void validate(const task_request& r, const gpu_catalog& catalog, const std::string& where) {
   if (r.cpu < cpu_millis{0}) {
     throw invalid_value_error(error_id::invalid_value, where, "cpu", std::to_string(r.cpu.value()),
@@ -196,6 +297,7 @@ inline void validate(const task_request& r, const gpu_catalog& catalog, const st
               std::to_string(m.compute) + "c/" + std::to_string(m.memory) + "m",
               "a MIG demand needs compute and memory slices");
         }
+        detail::validate_mig_shape(m.compute, m.memory, r.allowed_models, catalog, where);
       },
       [&](demand_replica p) {
         if (p.gpu_memory < memory_mib{0}) {

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include <gpusched/check/invariants.hpp>
-#include <gpusched/pipeline/registry.hpp>
 #include <gpusched/pipeline/pipeline.hpp>
+#include <gpusched/pipeline/registry.hpp>
 #include <gpusched/policy/admission/quota.hpp>
 #include <gpusched/policy/placement/gang.hpp>
 
@@ -414,16 +414,18 @@ TEST_SUITE("policy/admission/quota") {
     gs::random_engine g(1);
     auto p = gs::make_pipeline(gs::quota_admission<>(two_teams(cat, 8, 8, 4)));
     gs::ledger book(gs::cluster(cat, gs::testing::uniform_nodes(4, 8)));
-    // team-a may use 8 + 4 borrowed; its 16-GPU gang is over quota although 32 GPUs are free
+    // team-a may use 8 + 4 borrowed; its 16-GPU gang is over quota although 32 GPUs are free,
+    // and for good: more than 8 + 4, so it is rejected (before issue 36: deferred over quota)
     const std::vector<gs::job_spec> pending = {gang(1, 2, 8, 0, {}, 1), gang(2, 1, 8, 1, {}, 1),
                                                gang(3, 2, 8, 2, {}, 2)};
     const auto res = p.schedule(book, pending, {}, g);
-    CHECK(of(res, 1).kind == gs::verdict::defer);
-    CHECK(of(res, 1).why.code == gs::reason_code::over_quota);
+    CHECK(of(res, 1).kind == gs::verdict::reject);
+    CHECK(of(res, 1).why.code == gs::reason_code::exceeds_quota);
     CHECK(of(res, 1).why.needed == 16);
     CHECK(of(res, 1).why.available == 12);
     CHECK(gs::describe_quota(of(res, 1).why, p.admission().quotas(), cat) ==
-          "over quota: needs 16 GPUs of H100-SXM5-80GB, 12 left in queue 'team-a'");
+          "never admissible by quota: needs 16 GPUs of H100-SXM5-80GB, more than queue 'team-a' "
+          "can ever be given (at most 12: nominal quota 8, borrowing limit 4)");
     CHECK(of(res, 2).kind == gs::verdict::admit);  // 8 of team-a's own quota
     // team-b's 16-GPU gang: its own 8 plus what team-a does not use (team-a uses all 8 of its
     // nominal after job 2), so only 8 are available to team-b: over quota under cohort 'lab'

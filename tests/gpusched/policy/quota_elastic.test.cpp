@@ -143,19 +143,24 @@ TEST_SUITE("policy/admission/quota") {
       "minimum and holds nothing") {
     const auto cat = gs::basic_catalog();
     gs::random_engine g(1);
-    auto p = gs::make_pipeline(gs::quota_admission<>(lab(cat, 3, 0, 8)), gs::gang_placement{},
+    // team-a: nominal 3, borrowing limit 1, so it could have 4 some day (with borrowing limit
+    // 0 a minimum of 4 is never admissible and rejected, issue 36); team-b's 8 leave it 3 now
+    auto p = gs::make_pipeline(gs::quota_admission<>(lab(cat, 3, 1, 8)), gs::gang_placement{},
                                gs::no_preemption{});
     gs::ledger book(gs::cluster(cat, gs::testing::uniform_nodes(4, 8)));
+    auto team_b = elastic(3, 2, 8, 8);
+    team_b.submit = gs::at(gs::seconds(0));
     // any model: the check before placement cannot know the model, the check after can
-    const std::vector<gs::job_spec> pending = {elastic(1, 1, 8, 4), elastic(2, 1, 8, 3)};
+    const std::vector<gs::job_spec> pending = {team_b, elastic(1, 1, 8, 4), elastic(2, 1, 8, 3)};
     const auto res = p.schedule(book, pending, {}, g);
+    REQUIRE(of(res, 3).kind == gs::verdict::admit);
     const auto& d = of(res, 1);
     CHECK(d.kind == gs::verdict::defer);
     CHECK(d.why.code == gs::reason_code::over_quota);
     CHECK(d.why.needed == 4);  // the minimum, not the 8 placed first
     CHECK(d.why.available == 3);
     CHECK(gs::describe_quota(d.why, p.admission().quotas(), cat) ==
-          "over quota: needs 4 GPUs of H100-SXM5-80GB, 3 left in queue 'team-a'");
+          "over quota: needs 4 GPUs of H100-SXM5-80GB, 3 left under cohort 'lab'");
     CHECK_FALSE(book.is_running(gs::job_id{1}));
     // the next gang's minimum (3) fits: it gets exactly 3
     CHECK(of(res, 2).kind == gs::verdict::admit);
@@ -163,7 +168,7 @@ TEST_SUITE("policy/admission/quota") {
     CHECK(gs::check_invariants(book).ok());
   }
 
-  TEST_CASE("a gang whose minimum is over quota on a known model is deferred before placement") {
+  TEST_CASE("a gang whose minimum is over quota on a known model is refused before placement") {
     const auto cat = gs::basic_catalog();
     gs::random_engine g(1);
     auto p = gs::make_pipeline(gs::quota_admission<>(lab(cat, 3, 0, 8)), gs::gang_placement{},
@@ -171,8 +176,12 @@ TEST_SUITE("policy/admission/quota") {
     gs::ledger book(gs::cluster(cat, gs::testing::uniform_nodes(4, 8)));
     const std::vector<gs::job_spec> pending = {elastic(1, 1, 8, 4, 1, cat.id("H100-SXM5-80GB"))};
     const auto res = p.schedule(book, pending, {}, g);
-    CHECK(of(res, 1).why.code == gs::reason_code::over_quota);
+    // team-a's nominal 3 with borrowing limit 0 can never hold the minimum of 4: rejected
+    // (before issue 36: deferred over quota, for ever)
+    CHECK(of(res, 1).kind == gs::verdict::reject);
+    CHECK(of(res, 1).why.code == gs::reason_code::exceeds_quota);
     CHECK(of(res, 1).why.needed == 4);
+    CHECK(of(res, 1).why.available == 3);
   }
 
   TEST_CASE("an elastic gang within quota at the size the cluster allows keeps that size") {

@@ -71,10 +71,13 @@
 /// `min(base x 2^(n-1), cap)` cycles or milliseconds; after `limit` failures (if non-zero) it
 /// is rejected. A gang that holds a reservation is never backed off.
 ///
-/// Rejection: a gang whose whole-GPU total exceeds the cluster's GPUs, or one of whose tasks
-/// exceeds the largest node (GPUs of an allowed model, CPU or memory), is rejected with
-/// `unschedulable`. These are necessary conditions; a gang that passes may still never fit
-/// and is then deferred every cycle with `no_fit`.
+/// Rejection: a gang whose whole-GPU total exceeds the cluster's GPUs, one of whose tasks
+/// exceeds the largest node (GPUs of an allowed model, CPU or memory), or one of whose MIG
+/// groups needs more instances of its profile (at its minimum size) than all the MIG GPUs it
+/// may use could hold when empty (`mig(5, 4)`, which no GPU offers; five `mig(3, 4)` tasks on
+/// one A100 node of two GPUs, which hold four), is rejected with `unschedulable`. These are
+/// necessary conditions; a gang that passes may still never fit and is then deferred every cycle
+/// with `no_fit`.
 #pragma once
 
 #include <algorithm>  // std::sort, std::lower_bound, std::min
@@ -90,7 +93,9 @@
 
 #include "gpusched/config.hpp"
 #include "gpusched/policy/concepts.hpp"
+#include "gpusched/policy/detail/fit.hpp"  // detail::mig_instances_room
 #include "gpusched/policy/hooks.hpp"
+#include "gpusched/resource/mig_catalog.hpp"
 
 GPUSCHED_BEGIN_NAMESPACE
 
@@ -135,8 +140,8 @@ class gang_admission {
   /// Opts into the admission family.
   using policy_category = admission_tag;
   /// The optional hooks it implements, called by the pipeline (`policy/hooks.hpp`).
-  using hooks = hook_list<hook::begin_cycle, hook::approve, hook::on_committed,
-                          hook::approve_growth>;
+  using hooks =
+      hook_list<hook::begin_cycle, hook::approve, hook::on_committed, hook::approve_growth>;
 
   gang_admission() = default;
   /// Admission with queueing mode `m` and backoff `b`.
@@ -348,7 +353,8 @@ class gang_admission {
            a.horizon == b.horizon && a.default_duration == b.default_duration;
   }
 
-  /// The `unschedulable` reason for `j` on `c`, if any. O(groups x models).
+  /// The `unschedulable` reason for `j` on `c`, if any. O(groups x models), plus O(MIG GPUs x
+  /// placements) per MIG group.
   [[nodiscard]] static std::optional<reason> unschedulable(const cluster& c, const job_spec& j) {
     std::int64_t min_gpus = 0;
     for (const auto& g : j.groups)
@@ -363,6 +369,14 @@ class gang_admission {
         const int most = largest_node_gpus(c, r.allowed_models);
         if (r.gpu.count.value() > most) {
           return reason::unschedulable_task(gi, resource_kind::gpu, r.gpu.count.value(), most);
+        }
+      }
+      if (r.gpu.kind == gpu_demand_kind::mig) {
+        // every MIG GPU it may use, empty: the instances of its profile they could ever hold
+        const auto room = detail::mig_instances_room(
+            c, r, [](gpu_index, const gpu_state&) { return mig_occupancy{}; });
+        if (room.total < j.groups[g].minimum()) {
+          return reason::unschedulable_mig(gi, j.groups[g].minimum(), room.total);
         }
       }
       if (r.cpu > c.max_node_cpu()) {

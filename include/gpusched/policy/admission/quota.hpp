@@ -105,7 +105,7 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <utility>  // std::move
+#include <utility>  // std::move, std::pair
 #include <vector>
 
 #include "gpusched/config.hpp"
@@ -117,11 +117,12 @@
 
 GPUSCHED_BEGIN_NAMESPACE
 
-/// The over-quota reason for a shortfall in tenant's queue.
-[[nodiscard]] inline reason over_quota_reason(const quota_shortfall& s) {
+/// The resource kind (and GPU model, for whole GPUs of one model) of quota dimension `q`.
+[[nodiscard]] inline std::pair<resource_kind, gpu_model_id> quota_reason_resource(
+    const quota_resource& q) noexcept {
   resource_kind kind = resource_kind::none;
   gpu_model_id model;
-  switch (s.resource.what) {
+  switch (q.what) {
     case quota_resource::kind::cpu:
       kind = resource_kind::cpu;
       break;
@@ -133,17 +134,122 @@ GPUSCHED_BEGIN_NAMESPACE
       break;
     case quota_resource::kind::gpus:
       kind = resource_kind::gpu;
-      model = s.resource.model;
+      model = q.model;
       break;
   }
+  return {kind, model};
+}
+
+/// The over-quota reason for a shortfall in tenant's queue.
+[[nodiscard]] inline reason over_quota_reason(const quota_shortfall& s) {
+  const auto [kind, model] = quota_reason_resource(s.resource);
   return reason::over_quota(kind, s.needed, s.available, model,
                             s.limiting_node >= 0 ? std::optional(s.limiting_node) : std::nullopt);
 }
 
+/// The never-admissible reason (`reason_code::exceeds_quota`) for `demand` (a gang's lower
+/// bound, `demand_lower_bound`) in tenant `t`'s queue of `q`: the first governed dimension in
+/// which it exceeds `quota_tree::potential_available`, what the queue could be given with nothing
+/// else in use (its nominal quota plus borrowing limit, within what its cohorts hold), with
+/// `scope` the queue's node; nullopt when none (or `t` has no queue). O(dims x depth).
+[[nodiscard]] inline std::optional<reason> never_admissible(const quota_tree& q, tenant_id t,
+                                                            const quota_vector& demand) {
+  const auto n = q.queue_of(t);
+  if (n < 0) return std::nullopt;
+  for (std::size_t d = 0; d < q.dims() && d < demand.size(); ++d) {
+    if (!q.governed(d) || demand[d] <= 0) continue;
+    const auto most = q.potential_available(n, d);
+    if (demand[d] > most) {
+      const auto [kind, model] = quota_reason_resource(q.resource_of(d));
+      return reason::exceeds_quota(kind, demand[d], most, model, n);
+    }
+  }
+  return std::nullopt;
+}
+
+/// As above, and for whole GPUs wherever they land: `j`'s whole GPUs at its minimum size must
+/// go to models of cluster `c` that its groups allow (that some node of `c` has); when every
+/// such model's dimension is governed, the queue can never hold more than the sum of their
+/// `potential_available`, so a gang needing more is never admissible (`model` is that model
+/// when there is one, else invalid). O(dims x depth + groups x models).
+[[nodiscard]] inline std::optional<reason> never_admissible(const quota_tree& q, const cluster& c,
+                                                            const job_spec& j,
+                                                            const quota_vector& demand) {
+  if (auto r = never_admissible(q, j.tenant, demand)) return r;
+  const auto n = q.queue_of(j.tenant);
+  if (n < 0) return std::nullopt;
+  std::int64_t gpus = 0;
+  gpu_model_set models;  // models the gang's whole GPUs may land on
+  for (const auto& g : j.groups) {
+    if (g.request.gpu.kind != gpu_demand_kind::whole) continue;
+    gpus += std::int64_t{g.request.gpu.count.value()} * g.minimum();
+    for (std::size_t m = 0; m < c.catalog().size(); ++m) {
+      const gpu_model_id id{static_cast<gpu_model_id::rep>(m)};
+      if (g.request.allowed_models.admits(id) && c.max_node_gpus(id) > 0) models.insert(id);
+    }
+  }
+  if (gpus == 0 || models.empty()) return std::nullopt;
+  std::int64_t most = 0;
+  gpu_model_id only;
+  for (std::size_t m = 0; m < c.catalog().size(); ++m) {
+    const gpu_model_id id{static_cast<gpu_model_id::rep>(m)};
+    if (!models.contains(id)) continue;
+    const std::size_t d = quota_resource::gpus(id).index();
+    if (d >= q.dims() || !q.governed(d)) return std::nullopt;  // an unlimited model may take them
+    most += q.potential_available(n, d);
+    only = id;
+  }
+  if (gpus <= most) return std::nullopt;
+  return reason::exceeds_quota(resource_kind::gpu, gpus, most,
+                               models.size() == 1 ? only : gpu_model_id{}, n);
+}
+
 /// Renders an over-quota reason with the names of the quota node and GPU model, e.g.
 /// `over quota: needs 16 GPUs of H100-SXM5-80GB, 8 left under cohort 'research'`.
+///
+/// A never-admissible reason (`exceeds_quota`) names the queue, the resource and its limits:
+/// @code{.txt}
+/// never admissible by quota: needs 16 GPUs of H100-SXM5-80GB, more than queue 'team-a' can
+///   ever be given (at most 8: nominal quota 8, borrowing limit 0)
+/// @endcode
+/// (one line), then the cohort that holds less when that binds, as in
+/// `; cohort 'org' holds 12 in all`. O(depth).
 [[nodiscard]] inline std::string describe_quota(const reason& r, const quota_tree& q,
                                                 const gpu_catalog& catalog) {
+  if (r.code == reason_code::exceeds_quota && r.scope && *r.scope >= 0 &&
+      static_cast<std::size_t>(*r.scope) < q.nodes().size()) {
+    const auto n = *r.scope;
+    const auto& node = q.at(n);
+    // the dimension: its resource and model
+    std::size_t d = q.dims();
+    for (std::size_t k = 0; k < q.dims(); ++k) {
+      if (quota_reason_resource(q.resource_of(k)) == std::pair(r.resource, r.model)) d = k;
+    }
+    std::string s = "never admissible by quota: needs " + amount_text(r.needed, r.resource);
+    if (r.model.valid() && catalog.contains(r.model)) s += " of " + catalog[r.model].name;
+    s += ", more than " + std::string(node.queue ? "queue '" : "cohort '") + node.name +
+         "' can ever be given (at most " + std::to_string(r.available);
+    if (d < q.dims()) {
+      const auto& lim = node.per_dim[d];
+      s += ": nominal quota " + std::to_string(lim.nominal.value_or(0)) + ", " +
+           (lim.borrowing_limit ? "borrowing limit " + std::to_string(*lim.borrowing_limit)
+                                : std::string("no borrowing limit"));
+      if (node.parent < 0) s += ", no cohort";
+      s += ")";
+      // the cohort that binds, when the queue's own limits do not
+      const bool own =
+          lim.borrowing_limit && q.subtree_quota(n, d) + *lim.borrowing_limit == r.available;
+      if (node.parent >= 0 && !own) {
+        std::int32_t root = node.parent;
+        while (q.at(root).parent >= 0) root = q.at(root).parent;
+        s += "; cohort '" + q.at(root).name + "' holds " +
+             std::to_string(q.subtree_quota(root, d)) + " in all";
+      }
+    } else {
+      s += ")";
+    }
+    return s;
+  }
   if (r.code != reason_code::over_quota) return describe(r);
   std::string s = "over quota: needs " + amount_text(r.needed, r.resource);
   if (r.model.valid() && catalog.contains(r.model)) s += " of " + catalog[r.model].name;
@@ -266,6 +372,10 @@ class quota_admission {
 
   /// The verdict on `j` before placement (admit, defer or reject, with the reason).
   [[nodiscard]] admission_verdict admit(const schedule_context& ctx, const job_spec& j) {
+    demand_lower_bound(j, tree_.dims(), buffer_);
+    if (auto never = never_admissible(tree_, ctx.state(), j, buffer_)) {
+      return {verdict::reject, *never};
+    }
     admission_verdict v = inner_.admit(ctx, j);
     if (v.kind != verdict::admit) return v;
     const hold_guard held(*this);
@@ -443,7 +553,8 @@ class quota_admission {
       }
       bool borrowing = false;
       for (std::size_t d = 0; d < dims; ++d) {
-        if (tree_.governed(d) && need_[d] > 0 && tree_.usage(q, d) + need_[d] > tree_.nominal(q, d)) {
+        if (tree_.governed(d) && need_[d] > 0 &&
+            tree_.usage(q, d) + need_[d] > tree_.nominal(q, d)) {
           borrowing = true;
         }
       }
@@ -608,8 +719,8 @@ class quota_admission {
         if (p.within == within_cluster_queue::never) continue;
         const bool lower = r.spec.priority < j.priority;
         const bool newer_equal = r.spec.priority == j.priority && j.submit < r.spec.submit;
-        if (!lower && !(p.within == within_cluster_queue::lower_or_newer_equal_priority &&
-                        newer_equal)) {
+        if (!lower &&
+            !(p.within == within_cluster_queue::lower_or_newer_equal_priority && newer_equal)) {
           continue;
         }
         group = 2;
@@ -814,8 +925,8 @@ class quota_admission {
   std::vector<std::int32_t> path_;
   std::vector<std::uint8_t> adv_;
   run_setter setter_;
-  std::vector<hold> holds_;     // this cycle's capacity holds
-  job_id went_to_placement_;    // the last job `admit` let through to placement
+  std::vector<hold> holds_;      // this cycle's capacity holds
+  job_id went_to_placement_;     // the last job `admit` let through to placement
   bool reclaim_nominal_ = true;  // approve_reclaim: the placement must stay within nominal
 };
 

@@ -5,11 +5,12 @@
 /// - per node and GPU: `host_fits`, `first_free_mig_slot`, `replica_fits`, `replica_grant`;
 /// - over the cluster: `for_each_candidate_node` (the nodes the free-capacity indexes offer a
 ///   request);
+/// - MIG room: `mig_instances_room` (instances of a profile that fit, now or when empty);
 /// - per gang: `diagnose_unplaced` (why a task group could not be placed, as a `reason`) and
 ///   `reduced_sizes` (the task counts of an elastic gang reduced by `x` tasks).
 #pragma once
 
-#include <algorithm>  // std::sort
+#include <algorithm>  // std::sort, std::min, std::max
 #include <cstdint>
 #include <optional>
 #include <type_traits>  // std::is_invocable_r_v
@@ -20,6 +21,7 @@
 #include "gpusched/cluster/cluster.hpp"
 #include "gpusched/config.hpp"
 #include "gpusched/policy/decision.hpp"
+#include "gpusched/resource/mig_catalog.hpp"
 #include "gpusched/resource/request.hpp"
 #include "gpusched/workload/job.hpp"
 #include "gpusched/workload/ledger.hpp"
@@ -94,7 +96,9 @@ template <class F>
   for (unsigned start = 0; start < 8; ++start) {
     if (((p->placement_starts >> start) & 1u) == 0) continue;
     const mig_slot_mask slots = p->slots_at(start);
-    if ((s.mig_used & slots) == 0) return gpu_grant{g, milli_gpu{0}, slots, p->media_extension};
+    if ((s.mig_used & slots) == 0) {
+      return gpu_grant{g, milli_gpu{0}, slots, p->media_extension, false, p->compute_slices};
+    }
   }
   return std::nullopt;
 }
@@ -114,13 +118,51 @@ template <class F>
   return gpu_grant{g, milli_gpu{0}, 0, false, true};
 }
 
+/// @brief Room for MIG instances of one task's profile: over the cluster and on the best node.
+struct mig_room {
+  std::int64_t total = 0;           ///< instances that fit over every GPU the request may use
+  std::int64_t most_on_a_node = 0;  ///< the most that fit on one node
+};
+
+/// How many more MIG instances of `r`'s profile (`r.gpu` is a MIG demand) fit, per GPU in MIG
+/// mode of a model `r.allowed_models` admits that has the profile, with GPU `gi`'s occupancy
+/// `occ(gi, state)` (a `mig_occupancy`; all zero: the capacity of the empty cluster). Greedy
+/// per GPU (exact for one profile: equal-size intervals), at most one per GPU for a `+me`
+/// profile. O(MIG GPUs x placements).
+template <class Occupancy>
+[[nodiscard]] mig_room mig_instances_room(const cluster& c, const task_request& r,
+                                          Occupancy&& occ) {
+  mig_room room;
+  for (const node_index n : c.mig_nodes()) {
+    const auto first = c.first_gpu(n).value();
+    const auto gpus = c.gpus(n);
+    std::int64_t on_node = 0;
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      const gpu_state& s = gpus[i];
+      if (!s.mig_enabled || !s.model.valid() || !r.allowed_models.admits(s.model)) continue;
+      const mig_profile* p = c.catalog()[s.model].mig.find(r.gpu.mig_compute, r.gpu.mig_memory);
+      if (p == nullptr) continue;
+      const mig_occupancy o = occ(gpu_index{static_cast<gpu_index::rep>(first + i)}, s);
+      if (p->media_extension && o.media_used) continue;
+      const int k = mig_max_additional(*p, o.used);
+      on_node += p->media_extension ? std::min(k, 1) : k;
+    }
+    room.total += on_node;
+    room.most_on_a_node = std::max(room.most_on_a_node, on_node);
+  }
+  return room;
+}
+
 /// @brief Why task group `g` of `j` could not be placed, judged on the state before `tx`'s
 /// placements (it adds back what `tx` placed). Reports `insufficient` when the cluster lacks the
 /// gang's total whole GPUs, GPU replicas, CPU or memory; otherwise `no_fit` naming the dimension no
 /// node can offer a task of group `g` (its GPUs, else its CPU) with the most any single node
 /// offers; when each dimension fits on some node but never together, `no_fit` on GPUs with
-/// `available` >= `needed`, which `describe` words as "not together". O(tasks placed + groups):
-/// totals and maxima come from the indexes.
+/// `available` >= `needed`, which `describe` words as "not together". For a MIG group:
+/// `insufficient` (with the group) when fewer instances of its profile fit over the cluster
+/// than its minimum size, else `no_fit` with the most that fit on one node (`mig_instance`).
+/// O(tasks placed + groups): totals and maxima come from the indexes; a MIG group adds
+/// O(MIG GPUs x (placements + grants placed)).
 [[nodiscard]] inline reason diagnose_unplaced(const ledger::transaction& tx, const job_spec& j,
                                               std::size_t g) {
   const cluster& c = tx.state();
@@ -153,10 +195,12 @@ template <class F>
     return reason::insufficient(resource_kind::gpu_replica, need_replicas, free_replicas);
   }
   if (need_cpu > c.total_free_cpu() + placed_cpu) {
-    return reason::insufficient(resource_kind::cpu, need_cpu.value(), (c.total_free_cpu() + placed_cpu).value());
+    return reason::insufficient(resource_kind::cpu, need_cpu.value(),
+                                (c.total_free_cpu() + placed_cpu).value());
   }
   if (need_mem > c.total_free_memory() + placed_mem) {
-    return reason::insufficient(resource_kind::memory, need_mem.value(), (c.total_free_memory() + placed_mem).value());
+    return reason::insufficient(resource_kind::memory, need_mem.value(),
+                                (c.total_free_memory() + placed_mem).value());
   }
   const auto& r = j.groups[g].request;
   const auto gi = static_cast<std::int32_t>(g);
@@ -168,20 +212,43 @@ template <class F>
       (r.gpu.kind == gpu_demand_kind::share && c.most_free_share_on_a_node() >= r.gpu.share) ||
       (r.gpu.kind == gpu_demand_kind::replica && c.most_free_replicas_on_a_node() >= 1);
   if (gpus_fit_somewhere && r.cpu > c.most_free_cpu_on_a_node()) {
-    return reason::no_fit(gi, resource_kind::cpu, r.cpu.value(), c.most_free_cpu_on_a_node().value());
+    return reason::no_fit(gi, resource_kind::cpu, r.cpu.value(),
+                          c.most_free_cpu_on_a_node().value());
   }
   return r.gpu.visit(
       [&](demand_none) -> reason {
-        return reason::no_fit(gi, resource_kind::cpu, r.cpu.value(), c.most_free_cpu_on_a_node().value());
+        return reason::no_fit(gi, resource_kind::cpu, r.cpu.value(),
+                              c.most_free_cpu_on_a_node().value());
       },
       [&](demand_whole w) -> reason {
-        return reason::no_fit(gi, resource_kind::gpu, w.count.value(), c.most_free_gpus_on_a_node());
+        return reason::no_fit(gi, resource_kind::gpu, w.count.value(),
+                              c.most_free_gpus_on_a_node());
       },
       [&](demand_share s) -> reason {
-        return reason::no_fit(gi, resource_kind::gpu_share, s.share.value(), c.most_free_share_on_a_node().value());
+        return reason::no_fit(gi, resource_kind::gpu_share, s.share.value(),
+                              c.most_free_share_on_a_node().value());
       },
-      [&](demand_mig m) -> reason {
-        return reason::no_fit(gi, resource_kind::mig_slot, m.memory, 0);
+      [&](demand_mig) -> reason {
+        // the state before tx: the MIG slices tx placed are free again
+        const mig_room room = mig_instances_room(c, r, [&](gpu_index gpu, const gpu_state& s) {
+          if (!c.available(s.node)) return mig_occupancy{0xFF, true};  // out of service
+          mig_occupancy o{s.mig_used, s.mig_media_used};
+          for (const auto& a : tx.placed()) {
+            for (const auto& gr : a.gpus) {
+              if (gr.gpu != gpu || gr.mig_slots == 0) continue;
+              o.used = static_cast<mig_slot_mask>(o.used & ~gr.mig_slots);
+              if (gr.media) o.media_used = false;
+            }
+          }
+          return o;
+        });
+        const std::int32_t tasks = j.groups[g].minimum();
+        if (room.total < tasks) {
+          reason why = reason::insufficient(resource_kind::mig_instance, tasks, room.total);
+          why.group = gi;
+          return why;
+        }
+        return reason::no_fit(gi, resource_kind::mig_instance, 1, room.most_on_a_node);
       },
       [&](demand_replica) -> reason {
         return reason::no_fit(gi, resource_kind::gpu_replica, 1, c.most_free_replicas_on_a_node());

@@ -60,8 +60,12 @@ struct mig_aware_packing {
       if (!pl) continue;
       const auto after = static_cast<mig_slot_mask>(s.mig_used | pl->slots());
       mig_choice ch;
-      ch.grant = {gpu_index{static_cast<gpu_index::rep>(first + i)}, milli_gpu{0}, pl->slots(),
-                  p->media_extension};
+      ch.grant = {gpu_index{static_cast<gpu_index::rep>(first + i)},
+                  milli_gpu{0},
+                  pl->slots(),
+                  p->media_extension,
+                  false,
+                  p->compute_slices};
       ch.loss = mig_option_value(geo, s.mig_used) - mig_option_value(geo, after);
       ch.free_after = geo.memory_slices - std::popcount(static_cast<unsigned>(after));
       if (!best || ch.better_than(*best)) best = ch;
