@@ -6,6 +6,8 @@
 // 24, merge 22 afterok:21) and on records made here.
 #include <doctest/doctest.h>
 
+#include "slurm_data.hpp"
+
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -32,18 +34,12 @@ namespace gs = gpusched;
 namespace sl = gpusched::slurm;
 
 namespace {
-std::string read(const std::string& name) {
-  std::ifstream in(std::string(GPUSCHED_TEST_DATA_DIR "/slurm/") + name);
-  REQUIRE(in);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpusched::testing::read_slurm_data;
 
 /// The recorded jobs, without the other held jobs of pb (b-pb, c-both): pb's held jobs are the
 /// array and its merge.
 std::vector<sl::job_record> recorded_pb_jobs() {
-  auto jobs = sl::parse_squeue(read("squeue-partitions.json"));
+  auto jobs = sl::parse_squeue(read_slurm_data("squeue-partitions.json"));
   std::erase_if(jobs,
                 [](const sl::job_record& j) { return j.name == "b-pb" || j.name == "c-both"; });
   return jobs;
@@ -51,8 +47,8 @@ std::vector<sl::job_record> recorded_pb_jobs() {
 
 /// One FIFO-gang cycle of partition pb over `jobs` on the recorded nodes.
 sl::cycle_outcome pb_cycle(std::vector<sl::job_record> jobs) {
-  const auto nodes = sl::parse_sinfo(read("sinfo-partitions.json"));
-  const auto parts = sl::parse_partitions(read("scontrol-partitions.txt"));
+  const auto nodes = sl::parse_sinfo(read_slurm_data("sinfo-partitions.json"));
+  const auto parts = sl::parse_partitions(read_slurm_data("scontrol-partitions.txt"));
   gs::policy_registry reg;
   return sl::schedule_cycle(nodes, std::move(jobs), parts,
                             {.partitions = "pb", .now_unix = 1796420000}, [&](sl::model& m) {
@@ -125,7 +121,7 @@ TEST_CASE("arrays: array_task_string ranges, %N limit and hex masks, bad text na
 }
 
 TEST_CASE("arrays: squeue --json's array fields of the recorded array and its split task") {
-  const auto jobs = sl::parse_squeue(read("squeue-partitions.json"));
+  const auto jobs = sl::parse_squeue(read_slurm_data("squeue-partitions.json"));
   const auto find = [&](std::int64_t id) {
     const auto it = std::find_if(jobs.begin(), jobs.end(), [&](auto& j) { return j.id == id; });
     REQUIRE(it != jobs.end());
@@ -292,7 +288,7 @@ TEST_CASE("arrays: the last task of a split array (job id = array id) is address
 TEST_CASE("arrays: a preempted array task is signalled and requeued as A_T") {
   // squeue-mixed.json: job 2 (the requeueable gang on n2, n3) made task 6 of array 2, the
   // record whose id is the array's; an urgent 8-GPU job preempts it
-  auto doc = nlohmann::json::parse(read("squeue-mixed.json"));
+  auto doc = nlohmann::json::parse(read_slurm_data("squeue-mixed.json"));
   auto urgent = doc["jobs"][0];
   for (const auto& j : doc["jobs"]) {
     if (j["job_id"] == 8) urgent = j;
@@ -314,7 +310,7 @@ TEST_CASE("arrays: a preempted array task is signalled and requeued as A_T") {
   }
   jobs.push_back(urgent);
   auto m =
-      sl::build_model(sl::parse_sinfo(read("sinfo-drained.json")), sl::parse_squeue(doc.dump()));
+      sl::build_model(sl::parse_sinfo(read_slurm_data("sinfo-drained.json")), sl::parse_squeue(doc.dump()));
   CHECK(m.address(gs::job_id{2}) == "2_6");
   CHECK(m.address(gs::job_id{1}) == "1");
   gs::policy_registry reg;
@@ -370,7 +366,7 @@ TEST_CASE("dependencies: after, afterany, afterok, afternotok decided as Slurm d
 
 TEST_CASE("dependencies: build_model on its own decides them too") {
   std::vector<sl::job_record> jobs = recorded_pb_jobs();
-  const auto nodes = sl::parse_sinfo(read("sinfo-partitions.json"));
+  const auto nodes = sl::parse_sinfo(read_slurm_data("sinfo-partitions.json"));
   auto m = sl::build_model(nodes, jobs, {.partition = "pb"});
   const auto it =
       std::find_if(m.issues.begin(), m.issues.end(), [](auto& i) { return i.job == 22; });

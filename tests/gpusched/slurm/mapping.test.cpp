@@ -2,6 +2,8 @@
 // The Slurm bridge's mapping on JSON recorded from a live Slurm 22.05 (tests/data/slurm/).
 #include <doctest/doctest.h>
 
+#include "slurm_data.hpp"
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -25,13 +27,7 @@ namespace gs = gpusched;
 namespace sl = gpusched::slurm;
 
 namespace {
-std::string read(const std::string& name) {
-  std::ifstream in(std::string(GPUSCHED_TEST_DATA_DIR "/slurm/") + name);
-  REQUIRE(in);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpusched::testing::read_slurm_data;
 
 const gs::job_spec* pending(const sl::model& m, std::uint32_t id) {
   for (const auto& j : m.pending) {
@@ -58,7 +54,7 @@ gs::node_index node(const sl::model& m, const std::string& name) {
 // squeue-mixed.json with job 2 (a 2-node gang of 4 GPUs per node, running in the recording)
 // turned back into a held job, and job 1 removed: a queue over four idle nodes.
 std::string held_gang_queue() {
-  auto doc = nlohmann::json::parse(read("squeue-mixed.json"));
+  auto doc = nlohmann::json::parse(read_slurm_data("squeue-mixed.json"));
   auto& jobs = doc["jobs"];
   for (auto it = jobs.begin(); it != jobs.end();) {
     if ((*it)["job_id"] == 1) {
@@ -92,7 +88,7 @@ TEST_CASE("hostlist: expand ranges, padding and plain names, join writes commas"
 
 TEST_CASE("sinfo: nodes, GRES, state flags and partitions of the recorded cluster") {
   sl::data_version v;
-  const auto nodes = sl::parse_sinfo(read("sinfo-drained.json"), &v);
+  const auto nodes = sl::parse_sinfo(read_slurm_data("sinfo-drained.json"), &v);
   CHECK(v.plugin == "openapi/v0.0.38");
   CHECK(v.slurm_release == "22.05.8");
   REQUIRE(nodes.size() == 4);
@@ -109,7 +105,7 @@ TEST_CASE("sinfo: nodes, GRES, state flags and partitions of the recorded cluste
 }
 
 TEST_CASE("squeue: the recorded jobs and their fields") {
-  const auto jobs = sl::parse_squeue(read("squeue-mixed.json"));
+  const auto jobs = sl::parse_squeue(read_slurm_data("squeue-mixed.json"));
   REQUIRE(jobs.size() == 9);
   const auto& j2 = *std::find_if(jobs.begin(), jobs.end(), [](auto& j) { return j.id == 2; });
   CHECK(j2.state == "RUNNING");
@@ -123,7 +119,7 @@ TEST_CASE("squeue: the recorded jobs and their fields") {
   const auto& j4 = *std::find_if(jobs.begin(), jobs.end(), [](auto& j) { return j.id == 4; });
   CHECK(j4.nice == 10);
   // a negative nice comes as its unsigned 32-bit pattern
-  auto doc = nlohmann::json::parse(read("squeue-mixed.json"));
+  auto doc = nlohmann::json::parse(read_slurm_data("squeue-mixed.json"));
   doc["jobs"][0]["nice"] = 4294967196LL;
   CHECK(sl::parse_squeue(doc.dump())[0].nice == -100);
   CHECK(j4.state_reason == "JobHeldUser");
@@ -131,8 +127,8 @@ TEST_CASE("squeue: the recorded jobs and their fields") {
 }
 
 TEST_CASE("model: running jobs hold their GPUs, held jobs pend, inexpressible ones are issues") {
-  const auto nodes = sl::parse_sinfo(read("sinfo-drained.json"));
-  const auto jobs = sl::parse_squeue(read("squeue-mixed.json"));
+  const auto nodes = sl::parse_sinfo(read_slurm_data("sinfo-drained.json"));
+  const auto jobs = sl::parse_squeue(read_slurm_data("squeue-mixed.json"));
   const auto m = sl::build_model(nodes, jobs, {.partition = "gpu", .now_unix = 1796417610});
   const auto& c = m.book.state();
   REQUIRE(c.node_count() == 4);
@@ -196,11 +192,11 @@ TEST_CASE("model: running jobs hold their GPUs, held jobs pend, inexpressible on
 }
 
 TEST_CASE("model: a heterogeneous job is an issue, the other jobs are still scheduled") {
-  auto doc = nlohmann::json::parse(read("squeue-mixed.json"));
+  auto doc = nlohmann::json::parse(read_slurm_data("squeue-mixed.json"));
   for (auto& j : doc["jobs"]) {
     if (j["job_id"] == 3) j["het_job_id"] = 3;
   }
-  const auto m = sl::build_model(sl::parse_sinfo(read("sinfo-drained.json")),
+  const auto m = sl::build_model(sl::parse_sinfo(read_slurm_data("sinfo-drained.json")),
                                  sl::parse_squeue(doc.dump()));
   const auto* het = issue(m, 3);
   REQUIRE(het != nullptr);
@@ -213,7 +209,7 @@ TEST_CASE("model: a heterogeneous job is an issue, the other jobs are still sche
 }
 
 TEST_CASE("snapshot: an unexpected JSON version or text that is not JSON is a clear error") {
-  auto doc = nlohmann::json::parse(read("squeue-mixed.json"));
+  auto doc = nlohmann::json::parse(read_slurm_data("squeue-mixed.json"));
   doc["meta"]["plugin"]["type"] = "openapi/v0.0.39";
   doc["meta"]["Slurm"]["release"] = "23.02.1";
   try {
@@ -226,7 +222,7 @@ TEST_CASE("snapshot: an unexpected JSON version or text that is not JSON is a cl
           std::string::npos);
   }
   // what 22.05 prints while slurmctld is down (exit status 0)
-  auto down = nlohmann::json::parse(read("squeue-empty.json"));
+  auto down = nlohmann::json::parse(read_slurm_data("squeue-empty.json"));
   down["errors"].push_back({{"description", "Failed while looking for jobs"},
                             {"error_number", -1},
                             {"error", "Unspecified error"},
@@ -237,14 +233,14 @@ TEST_CASE("snapshot: an unexpected JSON version or text that is not JSON is a cl
                        gs::invalid_value_error);
   CHECK_THROWS_AS((void)sl::parse_sinfo("slurm_load_partitions: Unable to contact slurm controller"),
                   gs::invalid_value_error);
-  auto bad = nlohmann::json::parse(read("sinfo-idle.json"));
+  auto bad = nlohmann::json::parse(read_slurm_data("sinfo-idle.json"));
   bad["nodes"][0]["cpus"] = "two";
   CHECK_THROWS_WITH_AS((void)sl::parse_sinfo(bad.dump()),
                        doctest::Contains("node 'n1': field 'cpus'"), gs::invalid_value_error);
 }
 
 TEST_CASE("cycle: a 2-node gang goes on two distinct nodes, commands set the list, then release") {
-  const auto nodes = sl::parse_sinfo(read("sinfo-idle.json"));
+  const auto nodes = sl::parse_sinfo(read_slurm_data("sinfo-idle.json"));
   const auto jobs = sl::parse_squeue(held_gang_queue());
   auto m = sl::build_model(nodes, jobs);
   REQUIRE(pending(m, 2) != nullptr);
@@ -284,8 +280,8 @@ TEST_CASE("cycle: a 2-node gang goes on two distinct nodes, commands set the lis
 }
 
 TEST_CASE("cycle: the 3-node gang waits whole on the recorded cluster, the drained node is unused") {
-  auto m = sl::build_model(sl::parse_sinfo(read("sinfo-drained.json")),
-                           sl::parse_squeue(read("squeue-mixed.json")));
+  auto m = sl::build_model(sl::parse_sinfo(read_slurm_data("sinfo-drained.json")),
+                           sl::parse_squeue(read_slurm_data("squeue-mixed.json")));
   gs::policy_registry reg;
   auto pipe = reg.make_pipeline({.ordering = "fifo", .admission = "gang"});
   gs::random_engine rng(1);
@@ -304,7 +300,7 @@ TEST_CASE("cycle: the 3-node gang waits whole on the recorded cluster, the drain
 TEST_CASE("cycle: preemption signals the victim, waits the grace, requeues it held") {
   // job 1 (requeueable, 2 GPUs on n1) and job 2 (4+4 on n2, n3) run; n4 is drained. A held
   // 8-GPU job of high priority (nice -100) needs a whole node: only n1 can be freed cheaply.
-  auto doc = nlohmann::json::parse(read("squeue-mixed.json"));
+  auto doc = nlohmann::json::parse(read_slurm_data("squeue-mixed.json"));
   auto urgent = doc["jobs"][0];
   for (const auto& j : doc["jobs"]) {
     if (j["job_id"] == 8) urgent = j;
@@ -320,7 +316,7 @@ TEST_CASE("cycle: preemption signals the victim, waits the grace, requeues it he
     it = (id == 1 || id == 2) ? it + 1 : jobs.erase(it);
   }
   jobs.push_back(urgent);
-  auto m = sl::build_model(sl::parse_sinfo(read("sinfo-drained.json")), sl::parse_squeue(doc.dump()));
+  auto m = sl::build_model(sl::parse_sinfo(read_slurm_data("sinfo-drained.json")), sl::parse_squeue(doc.dump()));
   gs::policy_registry reg;
   auto pipe = reg.make_pipeline({.ordering = "priority", .admission = "gang", .preemption = "priority"});
   gs::random_engine rng(1);
@@ -355,7 +351,7 @@ TEST_CASE("cycle: preemption signals the victim, waits the grace, requeues it he
     }
     if (j["job_id"] == 10) j["job_state"] = "CANCELLED";
   }
-  auto back = sl::build_model(sl::parse_sinfo(read("sinfo-drained.json")), sl::parse_squeue(doc.dump()));
+  auto back = sl::build_model(sl::parse_sinfo(read_slurm_data("sinfo-drained.json")), sl::parse_squeue(doc.dump()));
   const auto r2 = pipe.schedule(back.book, back.pending, back.now, rng);
   REQUIRE(r2.decisions.size() == 1);
   REQUIRE(r2.decisions[0].kind == gs::verdict::admit);
@@ -365,7 +361,7 @@ TEST_CASE("cycle: preemption signals the victim, waits the grace, requeues it he
 }
 
 TEST_CASE("topology.conf: leaf and spine levels over the model's nodes") {
-  const auto m = sl::build_model(sl::parse_sinfo(read("sinfo-idle.json")), {});
+  const auto m = sl::build_model(sl::parse_sinfo(read_slurm_data("sinfo-idle.json")), {});
   const auto f = sl::parse_topology_conf(
       "# two leaves\nSwitchName=leaf1 Nodes=n[1,3]\nSwitchName=leaf2 Nodes=n[2,4]\n"
       "SwitchName=spine Switches=leaf[1-2] LinkSpeed=100\n",

@@ -3,6 +3,8 @@
 // snapshot recorded from a live Slurm 22.05 (tests/data/slurm/*-partitions.*).
 #include <doctest/doctest.h>
 
+#include "slurm_data.hpp"
+
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -25,13 +27,7 @@ namespace gs = gpusched;
 namespace sl = gpusched::slurm;
 
 namespace {
-std::string read(const std::string& name) {
-  std::ifstream in(std::string(GPUSCHED_TEST_DATA_DIR "/slurm/") + name);
-  REQUIRE(in);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpusched::testing::read_slurm_data;
 
 /// The recorded snapshot's job of this name (the first one).
 const sl::job_record& named(const std::vector<sl::job_record>& jobs, const std::string& name) {
@@ -44,9 +40,9 @@ const sl::job_record& named(const std::vector<sl::job_record>& jobs, const std::
 /// One cycle over the recorded snapshot with FIFO gangs.
 sl::cycle_outcome recorded_cycle(const std::vector<sl::partition_record>& parts,
                                  const std::string& wanted = "") {
-  const auto nodes = sl::parse_sinfo(read("sinfo-partitions.json"));
+  const auto nodes = sl::parse_sinfo(read_slurm_data("sinfo-partitions.json"));
   gs::policy_registry reg;
-  return sl::schedule_cycle(nodes, sl::parse_squeue(read("squeue-partitions.json")), parts,
+  return sl::schedule_cycle(nodes, sl::parse_squeue(read_slurm_data("squeue-partitions.json")), parts,
                             {.partitions = wanted, .now_unix = 1796420000},
                             [&](sl::model& m) {
                               auto pipe = reg.make_pipeline(
@@ -77,7 +73,7 @@ const sl::job_issue* issue(const sl::cycle_outcome& o, std::int64_t job) {
 }  // namespace
 
 TEST_CASE("scontrol show partition: nodes, limits, state of the recorded partitions") {
-  const auto parts = sl::parse_partitions(read("scontrol-partitions.txt"));
+  const auto parts = sl::parse_partitions(read_slurm_data("scontrol-partitions.txt"));
   REQUIRE(parts.size() == 4);
   CHECK(parts[0].name == "gpu");
   CHECK(parts[0].is_default);
@@ -134,7 +130,7 @@ TEST_CASE("scontrol show partition: Slurm's time formats, bad text named by line
 }
 
 TEST_CASE("partitions: --partition names them (comma list), an unknown one is an error") {
-  const auto parts = sl::parse_partitions(read("scontrol-partitions.txt"));
+  const auto parts = sl::parse_partitions(read_slurm_data("scontrol-partitions.txt"));
   CHECK(sl::select_partitions(parts, "").size() == 4);
   const auto two = sl::select_partitions(parts, "pb,pa");
   REQUIRE(two.size() == 2);
@@ -156,8 +152,8 @@ TEST_CASE("partitions: --partition names them (comma list), an unknown one is an
 }
 
 TEST_CASE("cycle: every job only on nodes of its partitions, limits and state honoured") {
-  const auto parts = sl::parse_partitions(read("scontrol-partitions.txt"));
-  const auto jobs = sl::parse_squeue(read("squeue-partitions.json"));
+  const auto parts = sl::parse_partitions(read_slurm_data("scontrol-partitions.txt"));
+  const auto jobs = sl::parse_squeue(read_slurm_data("squeue-partitions.json"));
   const auto o = recorded_cycle(parts);
   REQUIRE(o.runs.size() == 4);
   const auto nodes_of = [&](const std::string& p) {
@@ -219,8 +215,8 @@ TEST_CASE("cycle: every job only on nodes of its partitions, limits and state ho
 }
 
 TEST_CASE("cycle: --partition schedules only the partitions it names") {
-  const auto parts = sl::parse_partitions(read("scontrol-partitions.txt"));
-  const auto jobs = sl::parse_squeue(read("squeue-partitions.json"));
+  const auto parts = sl::parse_partitions(read_slurm_data("scontrol-partitions.txt"));
+  const auto jobs = sl::parse_squeue(read_slurm_data("squeue-partitions.json"));
   const auto o = recorded_cycle(parts, "pb");
   REQUIRE(o.runs.size() == 1);
   CHECK(reported(o, named(jobs, "a-pa").id) == nullptr);
@@ -232,11 +228,11 @@ TEST_CASE("cycle: --partition schedules only the partitions it names") {
 }
 
 TEST_CASE("model: a job without a time limit expects the partition's DefaultTime, else MaxTime") {
-  auto jobs = sl::parse_squeue(read("squeue-partitions.json"));
+  auto jobs = sl::parse_squeue(read_slurm_data("squeue-partitions.json"));
   auto& a = *std::find_if(jobs.begin(), jobs.end(), [](auto& j) { return j.name == "a-pa"; });
   a.time_limit_minutes.reset();
-  const auto nodes = sl::parse_sinfo(read("sinfo-partitions.json"));
-  auto pa = sl::parse_partitions(read("scontrol-partitions.txt"))[1];
+  const auto nodes = sl::parse_sinfo(read_slurm_data("sinfo-partitions.json"));
+  auto pa = sl::parse_partitions(read_slurm_data("scontrol-partitions.txt"))[1];
   const auto expected = [&]() {
     const auto m = sl::build_model(nodes, jobs, {.partition = "pa", .limits = &pa});
     for (const auto& p : m.pending) {
